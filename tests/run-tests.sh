@@ -1,0 +1,80 @@
+#!/bin/bash
+# run-tests.sh: the whole test suite (the README's test command; .ci/run calls it).
+#
+# 1. installs what the build and tests need (tests/tools/setup.sh, idempotent),
+# 2. builds twice: a normal build and an ASan+UBSan build (build-test/, build-asan/),
+# 3. runs every meson test (unit, integration against the simulator and the test API server,
+#    end-to-end with real kubectl, fuzz corpus replays) in both builds,
+# 4. runs the libFuzzer targets for a few seconds each (clang), if available,
+# 5. prints one line per test and ends with "N passed, N failed".
+# Exit status: 0 when nothing failed.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+FUZZ_SECONDS=${FUZZ_SECONDS:-15}
+
+sh tests/tools/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+
+passed=0
+failed=0
+failed_names=()
+
+record() { # name status
+    if [ "$2" = 0 ]; then
+        passed=$((passed + 1)); echo "PASS: $1"
+    else
+        failed=$((failed + 1)); failed_names+=("$1"); echo "FAIL: $1"
+    fi
+}
+
+run_build() { # dir label meson-args...
+    local dir=$1 label=$2; shift 2
+    if [ ! -f "$dir/build.ninja" ]; then
+        meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; record "$label: meson setup" 1; return 1; }
+    fi
+    if ! ninja -C "$dir" >"$dir.build.log" 2>&1; then
+        tail -50 "$dir.build.log"; record "$label: build" 1; return 1
+    fi
+    record "$label: build" 0
+    # meson runs tests in parallel (2 cores); each test bounds itself with a timeout.
+    meson test -C "$dir" --num-processes 2 --print-errorlogs >"$dir.test.log" 2>&1
+    python3 - "$dir/meson-logs/testlog.json" "$label" >"$dir.results" <<'PY'
+import json, sys
+path, label = sys.argv[1], sys.argv[2]
+for line in open(path):
+    line = line.strip()
+    if not line:
+        continue
+    t = json.loads(line)
+    ok = t["result"] in ("OK", "EXPECTEDFAIL", "SKIP")
+    print(("0" if ok else "1") + "\t" + label + ": " + t["name"]
+          + "\t" + t["result"] + "\t" + "%.1fs" % t.get("duration", 0))
+PY
+    while IFS=$'\t' read -r st name res dur; do
+        record "$name ($res, $dur)" "$st"
+    done <"$dir.results"
+    if grep -q "^1" "$dir.results"; then
+        echo "---- failed test logs ($label) ----"
+        tail -150 "$dir.test.log"
+    fi
+}
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+run_build build-test "normal"
+run_build build-asan "asan+ubsan" -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+
+if [ -x tests/fuzz/run-fuzz.sh ] && command -v clang >/dev/null; then
+    if FUZZ_SECONDS=$FUZZ_SECONDS tests/fuzz/run-fuzz.sh >build-fuzz.log 2>&1; then
+        record "fuzz: libFuzzer targets (${FUZZ_SECONDS}s each)" 0
+    else
+        tail -30 build-fuzz.log; record "fuzz: libFuzzer targets" 1
+    fi
+fi
+
+echo
+if [ "$failed" -gt 0 ]; then
+    echo "Failed:"; printf '  %s\n' "${failed_names[@]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
