@@ -138,11 +138,21 @@ vmop_rc vbuf_add_xml_escaped(struct vbuf *b, const char *s)
         const char *rep = NULL;
         unsigned char c = (unsigned char)*s;
         switch (c) {
-        case '&': rep = "&amp;"; break;
-        case '<': rep = "&lt;"; break;
-        case '>': rep = "&gt;"; break;
-        case '"': rep = "&quot;"; break;
-        case '\'': rep = "&apos;"; break;
+        case '&':
+            rep = "&amp;";
+            break;
+        case '<':
+            rep = "&lt;";
+            break;
+        case '>':
+            rep = "&gt;";
+            break;
+        case '"':
+            rep = "&quot;";
+            break;
+        case '\'':
+            rep = "&apos;";
+            break;
         default:
             if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
                 rep = "";

@@ -17,11 +17,11 @@
 #include "vmop_err.h"
 
 struct vbuf {
-    char *data;   /* owned; NULL until the first append */
-    size_t len;   /* bytes used, excluding the terminating NUL */
-    size_t cap;   /* bytes allocated */
-    size_t max;   /* largest len allowed; set by vbuf_init */
-    vmop_rc err;  /* VMOP_OK, VMOP_E_TOOBIG or VMOP_E_NOMEM; sticky */
+    char *data;  /* owned; NULL until the first append */
+    size_t len;  /* bytes used, excluding the terminating NUL */
+    size_t cap;  /* bytes allocated */
+    size_t max;  /* largest len allowed; set by vbuf_init */
+    vmop_rc err; /* VMOP_OK, VMOP_E_TOOBIG or VMOP_E_NOMEM; sticky */
 };
 
 #define VBUF_DEFAULT_MAX ((size_t)64 << 20)
@@ -44,10 +44,12 @@ static inline const char *vbuf_str(const struct vbuf *b)
 vmop_rc vbuf_add(struct vbuf *b, const void *data, size_t n);
 vmop_rc vbuf_adds(struct vbuf *b, const char *s);
 vmop_rc vbuf_addf(struct vbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-vmop_rc vbuf_addvf(struct vbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+vmop_rc vbuf_addvf(struct vbuf *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 
 /* XML character data / attribute value escaping: & < > " ' become entities; control characters
- * other than tab, CR, LF (not representable in XML 1.0) are dropped; invalid UTF-8 is kept as is. */
+ * other than tab, CR, LF (not representable in XML 1.0) are dropped; invalid UTF-8 is kept as is.
+ */
 vmop_rc vbuf_add_xml_escaped(struct vbuf *b, const char *s);
 /* <name>escaped text</name> */
 vmop_rc vbuf_add_xml_elem(struct vbuf *b, const char *name, const char *text);

@@ -7,26 +7,46 @@
 const char *vmop_rc_str(vmop_rc rc)
 {
     switch (rc) {
-    case VMOP_OK: return "no error";
-    case VMOP_E_INVALID: return "invalid argument or input";
-    case VMOP_E_NOMEM: return "out of memory";
-    case VMOP_E_TOOBIG: return "input too large";
-    case VMOP_E_NOT_FOUND: return "not found";
-    case VMOP_E_EXISTS: return "already exists";
-    case VMOP_E_CONFLICT: return "conflict";
-    case VMOP_E_TIMEOUT: return "timed out";
-    case VMOP_E_TRANSPORT: return "transport error";
-    case VMOP_E_TLS: return "TLS verification failed";
-    case VMOP_E_AUTH: return "authentication failed";
-    case VMOP_E_PROTO: return "protocol error";
-    case VMOP_E_FAULT: return "vSphere fault";
-    case VMOP_E_HTTP: return "HTTP error";
-    case VMOP_E_KUBE: return "Kubernetes API error";
-    case VMOP_E_INTERNAL: return "internal error";
-    case VMOP_E_CANCELED: return "canceled";
-    case VMOP_E_UNSUPPORTED: return "unsupported";
-    case VMOP_E_GONE: return "resource version too old";
-    case VMOP_E_RATELIMIT: return "rate limited";
+    case VMOP_OK:
+        return "no error";
+    case VMOP_E_INVALID:
+        return "invalid argument or input";
+    case VMOP_E_NOMEM:
+        return "out of memory";
+    case VMOP_E_TOOBIG:
+        return "input too large";
+    case VMOP_E_NOT_FOUND:
+        return "not found";
+    case VMOP_E_EXISTS:
+        return "already exists";
+    case VMOP_E_CONFLICT:
+        return "conflict";
+    case VMOP_E_TIMEOUT:
+        return "timed out";
+    case VMOP_E_TRANSPORT:
+        return "transport error";
+    case VMOP_E_TLS:
+        return "TLS verification failed";
+    case VMOP_E_AUTH:
+        return "authentication failed";
+    case VMOP_E_PROTO:
+        return "protocol error";
+    case VMOP_E_FAULT:
+        return "vSphere fault";
+    case VMOP_E_HTTP:
+        return "HTTP error";
+    case VMOP_E_KUBE:
+        return "Kubernetes API error";
+    case VMOP_E_INTERNAL:
+        return "internal error";
+    case VMOP_E_CANCELED:
+        return "canceled";
+    case VMOP_E_UNSUPPORTED:
+        return "unsupported";
+    case VMOP_E_GONE:
+        return "resource version too old";
+    case VMOP_E_RATELIMIT:
+        return "rate limited";
     }
     return "unknown error code";
 }

@@ -41,11 +41,11 @@ typedef enum vmop_rc {
 #define VMOP_ERR_FAULT_MAX 96
 
 struct vmop_err {
-    vmop_rc rc;                       /* VMOP_OK while nothing failed */
-    int http_status;                  /* HTTP status that carried the error, or 0 */
-    char fault[VMOP_ERR_FAULT_MAX];   /* vSphere fault type ("InvalidPowerState"), Kubernetes Status
-                                       * reason ("AlreadyExists"), or "" */
-    char msg[VMOP_ERR_MSG_MAX];       /* one line, no trailing newline, never a secret */
+    vmop_rc rc;                     /* VMOP_OK while nothing failed */
+    int http_status;                /* HTTP status that carried the error, or 0 */
+    char fault[VMOP_ERR_FAULT_MAX]; /* vSphere fault type ("InvalidPowerState"), Kubernetes Status
+                                     * reason ("AlreadyExists"), or "" */
+    char msg[VMOP_ERR_MSG_MAX];     /* one line, no trailing newline, never a secret */
 };
 
 /* Static text for a code; never NULL. */
