@@ -1,0 +1,135 @@
+/* resolve.h: from a VirtualMachine and everything it references to one desired vSphere
+ * configuration, or to the conditions that say exactly why not.
+ *
+ * Pure: the caller (the VM controller) reads every referenced object from its caches and passes
+ * them in; nothing here does I/O. Each prerequisite condition is decided here and only here:
+ *   VirtualMachineClassReady      NotFound / Forbidden / Invalid
+ *   VirtualMachineImageReady      NotSet / UnknownKind / NotFound / NotReady
+ *   VirtualMachineStorageReady    StorageClassRequired / NotFound / Forbidden
+ *   VirtualMachineBootstrapReady  NotFound / RequiredKeyNotFound / Invalid      (absent: no
+ * bootstrap) VirtualMachineNetworkReady    NotReady                                      (absent:
+ * no NICs) VirtualMachineConditionPlacementReady  NotReady (namespace not bound / binding invalid)
+ * A catalog problem (class, image), a schema problem (spec fails validation: reason Invalid) and a
+ * tenant-permission problem (Forbidden) read differently in `kubectl describe`; capacity problems
+ * come later, from vCenter, on VirtualMachineCreated.
+ *
+ * Ownership: a struct rs_result borrows strings from the inputs (valid while they live), except
+ * user data, which it owns and zeroes in rs_result_free().
+ */
+#ifndef VMOP_RESOLVE_H
+#define VMOP_RESOLVE_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "api_admin.h"
+#include "api_class.h"
+#include "api_cond.h"
+#include "api_image.h"
+#include "api_vm.h"
+#include "vmop_err.h"
+
+/* Condition types (VM Operator's exact strings). */
+#define COND_READY               "Ready"
+#define COND_CLASS_READY         "VirtualMachineClassReady"
+#define COND_IMAGE_READY         "VirtualMachineImageReady"
+#define COND_STORAGE_READY       "VirtualMachineStorageReady"
+#define COND_BOOTSTRAP_READY     "VirtualMachineBootstrapReady"
+#define COND_NETWORK_READY       "VirtualMachineNetworkReady"
+#define COND_PLACEMENT_READY     "VirtualMachineConditionPlacementReady"
+#define COND_CREATED             "VirtualMachineCreated"
+#define COND_POWER_SYNCED        "VirtualMachinePowerStateSynced"
+#define COND_RECONCILE_READY     "VirtualMachineReconcileReady"
+#define COND_CLASS_CONFIG_SYNCED "VirtualMachineClassConfigurationSynced"
+#define COND_TOOLS               "VirtualMachineTools"
+
+#define RS_MAX_CONDS  8
+#define RS_REASON_MAX 64
+#define RS_MSG_MAX    512
+
+struct rs_cond {
+    const char *type;
+    int present; /* 0: the condition must be removed (e.g. no bootstrap) */
+    enum api_cond_status status;
+    char reason[RS_REASON_MAX]; /* "" for True (api_cond uses "True") */
+    char message[RS_MSG_MAX];
+};
+
+struct rs_nic {
+    const char *name;              /* spec interface name */
+    const char *network;           /* tenant-facing network name */
+    const char *port_group;        /* admin mapping: inventory path or name of the port group */
+    const struct api_vm_nic *spec; /* borrowed from the VM */
+};
+
+enum rs_image_type { RS_IMAGE_OVF, RS_IMAGE_VM_TEMPLATE };
+
+struct rs_desired {
+    /* placement (borrowed from the binding) */
+    const char *endpoint, *datacenter, *resource_pool, *folder, *datastore;
+    const char *storage_class, *storage_policy_id;
+    /* image */
+    const char *library_item_id;
+    enum rs_image_type image_type;
+    const char *image_name; /* display name */
+    /* sizing from the class (milli-CPU converted with the lowest host MHz) */
+    const char *class_name;
+    struct api_class_sizing size;
+    /* identity */
+    const char *bios_uuid, *instance_uuid;
+    char namespaced_name[2 * API_NAME_MAX]; /* "ns/name": ExtraConfig vmservice.namespacedName */
+    /* network */
+    struct rs_nic nics[API_VM_MAX_NICS];
+    size_t n_nics;
+    /* bootstrap (cloud-init) */
+    int cloud_init;
+    const char *instance_id; /* cloud-init instance-id */
+    char hostname[256];      /* host[.domain] */
+    const cJSON *ssh_keys;   /* borrowed string array or NULL */
+    char *userdata;          /* owned, plain text, zeroed on free; NULL = none */
+    size_t userdata_len;
+    /* power */
+    enum api_power_state power;
+    enum api_power_mode power_off_mode, suspend_mode, restart_mode;
+};
+
+struct rs_result {
+    struct rs_cond conds[RS_MAX_CONDS];
+    size_t n_conds;
+    int ready; /* every prerequisite holds: desired is complete */
+    struct rs_desired desired;
+};
+
+/* Names of what a VM references, for the controller to fetch (borrowed from vm). */
+struct rs_refs {
+    const char *class_name;
+    const char *image_kind, *image_name; /* image_kind defaults to VirtualMachineImage */
+    const char *storage_class;
+    const char *secret_names[8]; /* bootstrap Secrets (raw cloud-config, cloudConfig refs) */
+    size_t n_secrets;
+};
+void rs_references(const struct api_vm *vm, struct rs_refs *ret_refs);
+
+struct rs_inputs {
+    const struct api_vm *vm;           /* defaulted already (UUIDs set) */
+    const struct api_binding *binding; /* the namespace's binding, NULL if none */
+    const struct api_class *cls;       /* NULL: not found */
+    const struct api_image *image;     /* NULL: not found */
+    const cJSON *storage_class;        /* the StorageClass object, NULL: not found */
+    /* Bootstrap Secrets by name (NULL: not found); the Secret objects as the API returns them
+     * (base64 `data`, or `stringData`). */
+    const cJSON *(*get_secret)(void *arg, const char *name);
+    void *secret_arg;
+    int64_t min_host_mhz; /* lowest host CPU MHz of the placement cluster */
+};
+
+/* Resolves. Returns VMOP_OK whenever it could decide (ret->ready tells whether the VM can be
+ * created); an error only for NOMEM/internal failures. ret must be rs_result_free()d. */
+vmop_rc rs_resolve(const struct rs_inputs *in, struct rs_result *ret, struct vmop_err *err);
+void rs_result_free(struct rs_result *r);
+
+/* The condition of type `type` in r, or NULL. */
+const struct rs_cond *rs_result_cond(const struct rs_result *r, const char *type);
+
+#endif
