@@ -92,6 +92,9 @@ struct vim_http_req {
     const char *basic_user;             /* HTTP Basic auth, or NULL */
     const char *basic_password;
     long timeout_ms;                    /* 0 = client default */
+    const int *cancel;                  /* optional: when *cancel becomes non-zero (read atomically)
+                                         * the transfer is aborted within about a second:
+                                         * VMOP_E_CANCELED (used by vim_watch_cancel) */
 };
 struct vim_http_resp {
     long status;                        /* HTTP status, 0 if none */
@@ -154,6 +157,16 @@ enum vim_occurs {
 vmop_rc vim_soap_call(struct vim_client *c, const char *method, const struct vim_moref *this_ref,
                       const char *params_xml, enum vim_occurs occurs, struct vim_resp **ret_resp,
                       struct vmop_err *err);
+/* Per-call options (vimcore refinement): a longer or shorter bound than the client's timeout, and
+ * a cancel flag (see struct vim_http_req). NULL opts = defaults. */
+struct vim_call_opts {
+    long timeout_ms;       /* 0 = client default */
+    const int *cancel;     /* may be NULL */
+};
+vmop_rc vim_soap_call_ex(struct vim_client *c, const char *method, const struct vim_moref *this_ref,
+                         const char *params_xml, enum vim_occurs occurs,
+                         const struct vim_call_opts *opts, struct vim_resp **ret_resp,
+                         struct vmop_err *err);
 /* Same without login handling (used by vim_session.c itself). */
 vmop_rc vim_soap_call_raw(struct vim_client *c, const char *method,
                           const struct vim_moref *this_ref, const char *params_xml,
@@ -165,7 +178,12 @@ vmop_rc vim_soap_parse_fault(const char *body, size_t len, int http_status, stru
 vmop_rc vim_soap_parse_response(const char *body, size_t len, const char *method,
                                 enum vim_occurs occurs, struct vim_resp **ret_resp,
                                 struct vmop_err *err);
-/* Builds the envelope for a call (exposed for unit tests). Caller vbuf_free()s out. */
+/* Appends a one-line summary of a fault object's simple fields to out: " (requestedState=poweredOn,
+ * existingState=poweredOn)" or " (obj=VirtualMachine:vm-9)"; nothing when it has none. fault is
+ * the element carrying xsi:type (detail child, LocalizedMethodFault.fault). Used by vim_task.c. */
+void vim_soap_fault_details(xmlNodePtr fault, struct vbuf *out);
+/* Builds the envelope for a call (exposed for unit tests). out is initialized by the caller
+ * (vbuf_init) or zeroed (then it is capped at VIM_MAX_REQUEST); caller vbuf_free()s it. */
 vmop_rc vim_soap_envelope(struct vbuf *out, const char *method, const struct vim_moref *this_ref,
                           const char *params_xml);
 
@@ -206,6 +224,12 @@ xmlNodePtr vim_object_prop(const struct vim_object *obj, const char *path);
 vmop_rc vim_retrieve(struct vim_client *c, const struct vim_moref *obj, const char *type,
                      const char *const *paths, int via_view, struct vim_objects *ret_objs,
                      struct vmop_err *err);
+/* Convenience (vimcore refinement): every object of `type` under `container` (recursive), with
+ * paths (NULL = all). Creates a ContainerView, retrieves through it and destroys it; if the session
+ * was re-established meanwhile (the view died with the old one) it does all of it once more. */
+vmop_rc vim_retrieve_in(struct vim_client *c, const struct vim_moref *container, const char *type,
+                        const char *const *paths, struct vim_objects *ret_objs,
+                        struct vmop_err *err);
 vmop_rc vim_view_create(struct vim_client *c, const struct vim_moref *container,
                         const char *type, struct vim_moref *ret_view, struct vmop_err *err);
 vmop_rc vim_view_destroy(struct vim_client *c, const struct vim_moref *view, struct vmop_err *err);
@@ -225,7 +249,28 @@ vmop_rc vim_vm_decode(const struct vim_object *obj, struct vim_vm **ret_vm, stru
  * err->fault. */
 vmop_rc vim_rest_call(struct vim_client *c, const char *method, const char *path,
                       const cJSON *body, cJSON **ret_value, struct vmop_err *err);
+/* Deletes the REST session (if any) and forgets it; a session that already expired is fine. */
 vmop_rc vim_rest_logout(struct vim_client *c, struct vmop_err *err);
+/* Frees the REST state (called by vim_client_free after vim_rest_logout). NULL is fine. */
 void vim_rest_state_free(struct vim_rest_state *r);
+
+/* Largest REST answer we parse as JSON. */
+#define VIM_REST_MAX_JSON ((size_t)16 << 20)
+/* Interprets one vAPI answer (exposed for unit tests). 2xx: *ret_value (may be NULL) gets the
+ * detached "value" (cJSON_Delete it; NULL when absent or the body is empty), unless the body is a
+ * vAPI error object. Errors: a vAPI error object {"type": "...errors.not_found", "value":
+ * {"messages": [{"default_message": ..}]}} gives err->fault = the last dotted part of the type
+ * and VMOP_E_NOT_FOUND (not_found), VMOP_E_AUTH (unauthenticated, unauthorized), VMOP_E_EXISTS
+ * (already_exists) or VMOP_E_FAULT; a non-2xx without one (plain text "404 page not found", empty
+ * 401) gives VMOP_E_NOT_FOUND (404), VMOP_E_AUTH (401) or VMOP_E_HTTP. `what` ("GET /rest/..")
+ * prefixes the message. */
+vmop_rc vim_rest_parse_reply(long status, const char *body, size_t len, const char *what,
+                             cJSON **ret_value, struct vmop_err *err);
+/* Reads the value of an OVF deploy answer (vim_library.c; exposed for unit tests): succeeded must
+ * be true and resource_id set, else VMOP_E_FAULT with the messages of error.errors[] (the vAPI
+ * reports deploy failures inside an HTTP 200) and err->fault = the last dotted part of the error
+ * class ("error" when there is none). */
+vmop_rc vim_rest_parse_ovf_deploy(const cJSON *value, struct vim_moref *ret_vm,
+                                  struct vmop_err *err);
 
 #endif

@@ -1,2 +1,130 @@
-/* vim_task.c: (to be written) see vim_internal.h for what this file owns. */
+/* vim_task.c: waiting for vSphere tasks, with a bound.
+ *
+ * Owns: the wait loop. It reads Task.info once; while the task is queued or running it reads it
+ * again with a backoff (50 ms doubling to 1 s), never past the deadline. A finished task gives its
+ * result moref; a failed one VMOP_E_FAULT with the xsi:type of info.error.fault as err->fault and
+ * localizedMessage plus the fault's own fields as the message. Polling is used instead of a
+ * PropertyFilter so a wait holds no server-side object that could leak; tasks take seconds, so a
+ * 1 s poll costs little. vcsim finishes every task inside the call that starts it, so there the
+ * first read already sees the end.
+ * Not here: starting tasks (vim_vm.c), cancelling them (a task still running at the deadline is
+ * VMOP_E_TIMEOUT and is left alone).
+ */
 #include "vim_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define POLL_FIRST_MS 50L
+#define POLL_MAX_MS   1000L
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+        ;
+}
+
+/* Fills err from TaskInfo.error (a LocalizedMethodFault). */
+static vmop_rc task_error(const struct vim_moref *task, xmlNodePtr info, struct vmop_err *err)
+{
+    xmlNodePtr lmf = vim_xml_child(info, "error");
+    xmlNodePtr fault = vim_xml_child(lmf, "fault");
+    char *type = vim_xml_xsi_type(fault);
+    char *lmsg = vim_xml_child_text(lmf, "localizedMessage");
+    char *name = vim_xml_child_text(info, "name");
+    struct vbuf msg;
+
+    vbuf_init(&msg, VMOP_ERR_MSG_MAX * 2);
+    vbuf_addf(&msg, "task %s", task->value);
+    if (name && *name) {
+        vbuf_adds(&msg, " (");
+        vbuf_add(&msg, name, strnlen(name, 64));
+        vbuf_adds(&msg, ")");
+    }
+    vbuf_addf(&msg, " failed: %s", type && *type ? type : "UnknownFault");
+    if (lmsg && *lmsg) {
+        vbuf_adds(&msg, ": ");
+        vbuf_add(&msg, lmsg, strnlen(lmsg, 300));
+    }
+    if (fault)
+        vim_soap_fault_details(fault, &msg);
+    vmop_fail_fault(err, VMOP_E_FAULT, type && *type ? type : "UnknownFault", 0, "%s",
+                    vbuf_error(&msg) ? "task failed" : vbuf_str(&msg));
+    vbuf_free(&msg);
+    free(type);
+    free(lmsg);
+    free(name);
+    return VMOP_E_FAULT;
+}
+
+vmop_rc vim_task_wait(struct vim_client *c, const struct vim_moref *task, long timeout_ms,
+                      struct vim_moref *ret_result, struct vmop_err *err)
+{
+    static const char *const paths[] = {"info", NULL};
+    long long deadline;
+    long backoff = POLL_FIRST_MS;
+    char *state = NULL;
+    vmop_rc rc;
+
+    if (!c || !task || !vim_moref_is_set(task))
+        return vmop_fail(err, VMOP_E_INVALID, "vim_task_wait: no task");
+    if (timeout_ms <= 0)
+        timeout_ms = c->timeout_ms * 10;
+    deadline = now_ms() + timeout_ms;
+
+    for (;;) {
+        struct vim_objects objs = {0};
+        xmlNodePtr info;
+
+        rc = vim_retrieve(c, task, "Task", paths, 0, &objs, err);
+        if (rc != VMOP_OK)
+            return rc;
+        info = objs.n ? vim_object_prop(&objs.items[0], "info") : NULL;
+        free(state);
+        state = vim_xml_child_text(info, "state");
+        if (!state) {
+            vim_objects_free(&objs);
+            return vmop_fail(err, VMOP_E_PROTO, "task %s: no info.state", task->value);
+        }
+        if (strcmp(state, "success") == 0) {
+            xmlNodePtr res = vim_xml_child(info, "result");
+            struct vim_moref ref;
+            memset(&ref, 0, sizeof(ref));
+            /* Only a moref result is kept (CloneVM: the new VM); other results are ignored. */
+            if (res && vim_xml_moref(res, &ref) != VMOP_OK)
+                memset(&ref, 0, sizeof(ref));
+            if (ret_result)
+                *ret_result = ref;
+            rc = VMOP_OK;
+            vim_objects_free(&objs);
+            break;
+        }
+        if (strcmp(state, "error") == 0) {
+            rc = task_error(task, info, err);
+            vim_objects_free(&objs);
+            break;
+        }
+        vim_objects_free(&objs);
+        /* queued or running */
+        long long left = deadline - now_ms();
+        if (left <= 0) {
+            rc = vmop_fail(err, VMOP_E_TIMEOUT, "task %s still %s after %ld ms", task->value, state,
+                           timeout_ms);
+            break;
+        }
+        sleep_ms(backoff < left ? backoff : (long)left);
+        backoff = backoff * 2 > POLL_MAX_MS ? POLL_MAX_MS : backoff * 2;
+    }
+    free(state);
+    return rc;
+}

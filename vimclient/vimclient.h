@@ -117,6 +117,9 @@ void vim_network_free(struct vim_network *n);
  * milli-CPU to MHz conversion for reservations uses it. */
 vmop_rc vim_cluster_min_cpu_mhz(struct vim_client *c, const struct vim_moref *cluster,
                                 int *ret_mhz, struct vmop_err *err);
+/* ResourcePool.owner: the ComputeResource or ClusterComputeResource a pool belongs to. */
+vmop_rc vim_pool_owner(struct vim_client *c, const struct vim_moref *pool,
+                       struct vim_moref *ret_owner, struct vmop_err *err);
 
 /* One inventory entry as listed by vim_list(). */
 struct vim_entity {
@@ -172,6 +175,8 @@ struct vim_nic {
     char *network_name;      /* standard backing: deviceName, else NULL */
     int connected;
     int start_connected;
+    int controller_key;      /* controllerKey, -1 unknown (sent back on edits) */
+    int unit_number;         /* unitNumber, -1 unknown */
 };
 
 struct vim_guest_nic {
@@ -199,7 +204,7 @@ struct vim_vm {
     char *managed_by_type;   /* config.managedBy.type */
     int template;
     enum vim_power_state power_state;
-    char *boot_time;         /* runtime.bootTime (xsd:dateTime) or NULL */
+    char *boot_time;         /* summary.runtime.bootTime (xsd:dateTime) or NULL */
     char *guest_ip;          /* guest.ipAddress or NULL */
     char *guest_hostname;
     char *tools_running;     /* guest.toolsRunningStatus */
@@ -229,6 +234,9 @@ void vim_vm_free(struct vim_vm *vm);
 const char *vim_vm_extra_config(const struct vim_vm *vm, const char *key);
 
 /* ---- virtual machines: changes --------------------------------------------------------------- */
+
+/* A VM that no longer exists gives VMOP_E_NOT_FOUND (err->fault "ManagedObjectNotFound") from
+ * every VM call below, as from vim_vm_get. */
 
 /* A ConfigSpec under construction. Only what is set is sent. Build it, pass it, free it. */
 struct vim_config_spec;
@@ -293,6 +301,9 @@ vmop_rc vim_vm_destroy(struct vim_client *c, const struct vim_moref *vm, struct 
 /* MarkAsVirtualMachine (turn a template into a VM in `pool`). */
 vmop_rc vim_vm_mark_as_vm(struct vim_client *c, const struct vim_moref *vm,
                           const struct vim_moref *pool, struct vmop_err *err);
+/* MarkAsTemplate (the VM must be powered off). Added for the operator's image cache. */
+vmop_rc vim_vm_mark_as_template(struct vim_client *c, const struct vim_moref *vm,
+                                struct vmop_err *err);
 
 /* ---- tasks ------------------------------------------------------------------------------------ */
 
@@ -338,6 +349,18 @@ void vim_watch_cancel(struct vim_watch *w);
 void vim_watch_free(struct vim_watch *w);
 
 /* ---- Content Library (REST) ------------------------------------------------------------------- */
+
+/* These calls use vCenter's /rest vAPI with its own session (POST /rest/com/vmware/cis/session with
+ * HTTP Basic, then the vmware-api-session-id header; a 401 re-logs in once and retries; logins
+ * count in vim_stats.logins, REST requests in rest_calls). vAPI errors map to struct vmop_err as:
+ * err->fault = the last dotted part of the vAPI error type ("not_found", "invalid_argument",
+ * "already_exists", ...); rc VMOP_E_NOT_FOUND for not_found and for a plain-text HTTP 404,
+ * VMOP_E_AUTH for unauthenticated/unauthorized, VMOP_E_EXISTS for already_exists, VMOP_E_FAULT for
+ * other typed errors, VMOP_E_HTTP for an untyped HTTP error. Quirks handled: answers may be
+ * labelled text/plain; an empty list may come without a "value"; library `~action=find` may match
+ * names case-insensitively (the exact name is checked here); the OVF deploy reports failures
+ * inside an HTTP 200; the VM-template resource uses `action=` and a bare id where the others use
+ * `~action=` and `id:<id>`. Ids are percent-encoded into paths. */
 
 struct vim_library {
     char *id;
@@ -396,7 +419,16 @@ struct vim_deploy_spec {
     int power_on;                  /* VM templates only; OVF deploys are always powered off */
 };
 /* Deploys an OVF or VM-template item (type read from the item) and returns the new VM.
- * Errors reported inside an HTTP 200 are still errors (VMOP_E_FAULT, fault = vAPI error type). */
+ * Errors reported inside an HTTP 200 are still errors (VMOP_E_FAULT, fault = vAPI error type).
+ * OVF: POST .../ovf/library-item/id:<item>?~action=deploy with accept_all_EULA, the network
+ * mappings and default_datastore_id; power_on is ignored (the VM is powered off).
+ * VM template: POST /rest/vcenter/vm-template/library-items/<item>?action=deploy with placement
+ * (folder, resource_pool, host), powered_on and disk_storage.datastore; network mappings are
+ * refused (VMOP_E_UNSUPPORTED: re-back the NICs with a reconfigure). Post-condition, checked with
+ * vim25 reads: the result is a VM, not a template (MarkAsVirtualMachine into resource_pool_id if
+ * it reads back config.template=true), and powered on when power_on is set (PowerOnVM_Task if not).
+ * If that fix-up fails, the message names the deployed VM and ret_vm is not set.
+ * Not idempotent: a retry after an unknown outcome can create a second VM with the same name. */
 vmop_rc vim_library_deploy(struct vim_client *c, const char *item_id,
                            const struct vim_deploy_spec *spec, struct vim_moref *ret_vm,
                            struct vmop_err *err);
