@@ -54,6 +54,12 @@ VM="$FOLDER/demo-vm"
 run "$VIMC" vm info "$VM"
 step "Power cycle"
 run "$VIMC" vm power on "$VM"
+# The simulator's launcher plays the guest and reports an address shortly after power-on.
+for _ in $(seq 1 50); do
+    "$VIMC" vm info "$VM" | grep -q '^IP: *[0-9]' && break
+    sleep 0.2
+done
+"$VIMC" vm info "$VM" | grep -E '^(Power|IP|Tools):'
 run "$VIMC" vm power suspend "$VM"
 run "$VIMC" vm power on "$VM"
 run "$VIMC" vm power off "$VM"
