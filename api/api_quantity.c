@@ -308,14 +308,20 @@ static vmop_rc qty_result(api_i128 v, const struct api_qty *a, const struct api_
 vmop_rc api_qty_add(const struct api_qty *a, const struct api_qty *b, struct api_qty *ret,
                     struct vmop_err *err)
 {
-    /* both operands are below the cap (10^38), so the sum fits in 128 bits */
-    return qty_result(a->nano + b->nano, a, b, ret, err);
+    api_i128 v;
+    /* Operands are below the cap (10^38) but two of them can exceed 2^127: check the add. */
+    if (__builtin_add_overflow(a->nano, b->nano, &v))
+        return vmop_fail(err, VMOP_E_TOOBIG, "quantity arithmetic overflow");
+    return qty_result(v, a, b, ret, err);
 }
 
 vmop_rc api_qty_sub(const struct api_qty *a, const struct api_qty *b, struct api_qty *ret,
                     struct vmop_err *err)
 {
-    return qty_result(a->nano - b->nano, a, b, ret, err);
+    api_i128 v;
+    if (__builtin_sub_overflow(a->nano, b->nano, &v))
+        return vmop_fail(err, VMOP_E_TOOBIG, "quantity arithmetic overflow");
+    return qty_result(v, a, b, ret, err);
 }
 
 struct api_qty api_qty_from_int(int64_t units, enum api_qty_format format)
