@@ -1,0 +1,200 @@
+/* imgcache.c: one template per content library item, deployed once, found by inventory path.
+ * The rules (naming, marker, crash safety) are in imgcache.h. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "imgcache.h"
+#include "vbuf.h"
+
+#define IC_STRIPES   64
+#define IC_PATH_MAX  4096
+#define IC_MARKER    "vmop image cache: library item %s, content version %s"
+#define IC_MARKER_SZ 256
+
+struct ic_cache {
+    pthread_mutex_t locks[IC_STRIPES]; /* item id hash -> stripe: creates of one item serialize */
+};
+
+vmop_rc ic_new(struct ic_cache **ret_ic, struct vmop_err *err)
+{
+    struct ic_cache *ic = calloc(1, sizeof(*ic));
+    if (!ic)
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < IC_STRIPES; i++)
+        pthread_mutex_init(&ic->locks[i], NULL);
+    *ret_ic = ic;
+    return VMOP_OK;
+}
+
+void ic_free(struct ic_cache *ic)
+{
+    if (!ic)
+        return;
+    for (size_t i = 0; i < IC_STRIPES; i++)
+        pthread_mutex_destroy(&ic->locks[i]);
+    free(ic);
+}
+
+static int name_char_ok(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           ch == '-' || ch == '_' || ch == '.';
+}
+
+vmop_rc ic_template_name(const char *item_id, const char *content_version, char *buf, size_t size,
+                         struct vmop_err *err)
+{
+    struct vbuf b;
+    vmop_rc rc;
+
+    if (!item_id || !*item_id || !buf || size == 0)
+        return vmop_fail(err, VMOP_E_INVALID, "image cache: no library item id");
+    vbuf_init(&b, IC_NAME_MAX);
+    vbuf_adds(&b, IC_NAME_PREFIX);
+    for (const char *p = item_id; *p; p++)
+        vbuf_add(&b, name_char_ok(*p) ? p : "_", 1);
+    if (content_version && *content_version) {
+        vbuf_adds(&b, "-");
+        for (const char *p = content_version; *p; p++)
+            vbuf_add(&b, name_char_ok(*p) ? p : "_", 1);
+    }
+    rc = vbuf_error(&b);
+    if (rc || b.len >= size) {
+        vbuf_free(&b);
+        return vmop_fail(err, VMOP_E_INVALID,
+                         "image cache: library item id too long for a VM name (%d bytes)",
+                         IC_NAME_MAX);
+    }
+    memcpy(buf, vbuf_str(&b), b.len + 1);
+    vbuf_free(&b);
+    return VMOP_OK;
+}
+
+static unsigned stripe_of(const char *s)
+{
+    unsigned h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h % IC_STRIPES;
+}
+
+/* Makes a freshly deployed (or half-finished) cache VM a template carrying the marker. */
+static vmop_rc finish(struct vim_client *c, const struct vim_moref *vm, const char *marker,
+                      struct vmop_err *err)
+{
+    struct vim_config_spec *cs = NULL;
+    struct vim_vm *v = NULL;
+    vmop_rc rc;
+
+    rc = vim_vm_get(c, vm, &v, err);
+    if (rc)
+        goto out;
+    if (v->template) {
+        if (!v->annotation || strcmp(v->annotation, marker) != 0)
+            rc = vmop_fail(err, VMOP_E_EXISTS,
+                           "template %s (%s) was not made by vmop's image cache: not used",
+                           v->name ? v->name : "", vm->value);
+        goto out;
+    }
+    if (v->power_state == VIM_POWER_ON || v->power_state == VIM_POWER_SUSPENDED) {
+        rc = vim_vm_power(c, vm, VIM_OP_POWER_OFF, err);
+        if (rc == VMOP_E_FAULT && vmop_err_is_fault(err, "InvalidPowerState")) {
+            vmop_err_clear(err);
+            rc = VMOP_OK;
+        }
+        if (rc)
+            goto out;
+    }
+    rc = vim_config_spec_new(&cs);
+    if (rc) {
+        rc = vmop_fail(err, rc, "out of memory");
+        goto out;
+    }
+    rc = vim_cs_annotation(cs, marker);
+    if (rc) {
+        rc = vmop_fail(err, rc, "image cache: annotation: %s", vmop_rc_str(rc));
+        goto out;
+    }
+    rc = vim_vm_reconfigure(c, vm, cs, err);
+    if (!rc)
+        rc = vim_vm_mark_as_template(c, vm, err);
+out:
+    vim_config_spec_free(cs);
+    vim_vm_free(v);
+    return rc;
+}
+
+static vmop_rc get_locked(struct vim_client *c, const struct ic_target *t, const char *name,
+                          const char *marker, struct vim_moref *ret_template, struct vmop_err *err)
+{
+    char path[IC_PATH_MAX];
+    size_t fl = strlen(t->folder_path);
+    struct vim_moref vm;
+    struct vim_deploy_spec ds = {0};
+    vmop_rc rc;
+    int n;
+
+    while (fl > 1 && t->folder_path[fl - 1] == '/')
+        fl--;
+    n = snprintf(path, sizeof(path), "%.*s/%s", (int)fl, t->folder_path, name);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return vmop_fail(err, VMOP_E_INVALID, "image cache: folder path too long");
+    rc = vim_find_by_path(c, path, "VirtualMachine", &vm, err);
+    if (rc == VMOP_OK) {
+        rc = finish(c, &vm, marker, err);
+        if (!rc)
+            *ret_template = vm;
+        return rc;
+    }
+    if (rc != VMOP_E_NOT_FOUND)
+        return rc;
+    vmop_err_clear(err);
+    ds.name = name;
+    ds.resource_pool_id = t->pool->value;
+    ds.folder_id = t->folder->value;
+    ds.datastore_id = t->datastore && vim_moref_is_set(t->datastore) ? t->datastore->value : NULL;
+    rc = vim_library_deploy(c, t->item_id, &ds, &vm, err);
+    if (rc)
+        return rc;
+    rc = finish(c, &vm, marker, err);
+    if (!rc)
+        *ret_template = vm;
+    return rc;
+}
+
+vmop_rc ic_get(struct ic_cache *ic, struct vim_client *c, const struct ic_target *t,
+               struct vim_moref *ret_template, struct vmop_err *err)
+{
+    struct vim_library_item *item = NULL;
+    char name[IC_NAME_MAX + 1], marker[IC_MARKER_SZ];
+    pthread_mutex_t *lock;
+    vmop_rc rc;
+
+    if (!ic || !c || !t || !t->item_id || !t->folder_path || !t->folder || !t->pool ||
+        !ret_template)
+        return vmop_fail(err, VMOP_E_INVALID, "ic_get: missing argument");
+    rc = vim_library_item_get(c, t->item_id, &item, err);
+    if (rc)
+        return rc;
+    if (item->type != VIM_ITEM_OVF && item->type != VIM_ITEM_VM_TEMPLATE) {
+        rc = vmop_fail_fault(err, VMOP_E_UNSUPPORTED, "NotSupported", 0,
+                             "library item %s is of type %s: only ovf and vm-template items can "
+                             "be deployed",
+                             t->item_id, item->type_str ? item->type_str : "unknown");
+        goto out;
+    }
+    rc = ic_template_name(t->item_id, item->content_version, name, sizeof(name), err);
+    if (rc)
+        goto out;
+    snprintf(marker, sizeof(marker), IC_MARKER, t->item_id,
+             item->content_version ? item->content_version : "");
+    lock = &ic->locks[stripe_of(t->item_id)];
+    pthread_mutex_lock(lock);
+    rc = get_locked(c, t, name, marker, ret_template, err);
+    pthread_mutex_unlock(lock);
+out:
+    vim_library_item_free(item);
+    return rc;
+}

@@ -1,0 +1,1008 @@
+/* vmsync.c: observe a VM in vCenter, execute plans (plan.h) against it, delete it.
+ *
+ * Owns: identity lookup (uniqueID -> instance UUID), vim_vm -> pl_obs conversion with decoded
+ * guestinfo, placement/network lookups (cached with a TTL), the plan executor with its
+ * re-observe / re-plan loop, power modes (Soft waits for the guest, bounded; TrySoft falls back
+ * to hard), delete, and the min-host-MHz helper. Interfaces and rules: vmsync.h, plan.h.
+ *
+ * Design notes (where this follows or refines the brief):
+ * - Creates are clones of an image cache template (imgcache.h) whose clone spec carries
+ *   config.instanceUuid and extraConfig vmservice.namespacedName, so identity is atomic with
+ *   creation. BIOS UUID and managedBy go in the clone spec too (real vCenter keeps them; the
+ *   simulator drops them) and are checked and fixed by the reconfigure that follows.
+ * - The instance UUID is lower-cased everywhere vmop writes or searches it (the simulator's
+ *   FindByUuid is case-sensitive; vimclient lower-cases its searches).
+ * - A plan's actions after a PL_REOBSERVE are recomputed from a fresh read (the guestinfo
+ *   metadata needs the MACs vCenter gave the NICs). At most VS_MAX_REPLANS re-plans per call: a VM
+ *   that does not converge (vCenter ignored a change) is a failure, not a loop.
+ * - A power operation that finds the VM already in the wanted state (InvalidPowerState) counts
+ *   as done; a destroy that finds the VM gone (ManagedObjectNotFound) as well.
+ * - NIC backings must be distributed port groups (vimclient builds DVPG backings only).
+ * - The storage policy of a StorageClass is not applied (no SPBM in this client); the binding's
+ *   datastore, when set, is the clone's datastore.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "guestinfo.h"
+#include "imgcache.h"
+#include "vbuf.h"
+#include "vmsync.h"
+
+#define VS_MAX_REPLANS 4
+#define VS_CACHE_SLOTS 128
+#define VS_KEY_MAX     (2 * VS_PATH_MAX + 64)
+#define VS_PATH_MAX    4096
+#define VS_UUID_MAX    64
+#define VS_SWITCH_MAX  128
+#define VS_POLL_MIN_MS 200
+#define VS_POLL_MAX_MS 2000
+
+/* ---- context and lookup cache -----------------------------------------------------------------
+ */
+
+struct vs_centry {
+    char *key;            /* NULL: free slot */
+    struct vim_moref ref; /* the object */
+    char *switch_uuid;    /* DVPG: its switch UUID */
+    char *portgroup_key;  /* DVPG: its key */
+    int is_dvpg;
+    long long num; /* min host MHz */
+    double at;     /* monotonic seconds when stored */
+};
+
+struct vs_ctx {
+    struct vim_client *client;
+    long soft_wait_ms, lookup_ttl_s, mhz_ttl_s;
+    char *cache_folder;
+    struct ic_cache *images;
+    pthread_mutex_t lock; /* guards cache[] */
+    struct vs_centry cache[VS_CACHE_SLOTS];
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void centry_clear(struct vs_centry *e)
+{
+    free(e->key);
+    free(e->switch_uuid);
+    free(e->portgroup_key);
+    memset(e, 0, sizeof(*e));
+}
+
+/* Copies a fresh entry for key into *out (strings copied into the caller's buffers). */
+static int cache_get(struct vs_ctx *ctx, const char *key, long ttl_s, struct vs_centry *out,
+                     char *sw, size_t sw_size, char *pg, size_t pg_size)
+{
+    int hit = 0;
+    double t = now_s();
+    pthread_mutex_lock(&ctx->lock);
+    for (size_t i = 0; i < VS_CACHE_SLOTS; i++) {
+        struct vs_centry *e = &ctx->cache[i];
+        if (!e->key || strcmp(e->key, key) != 0)
+            continue;
+        if (t - e->at > (double)ttl_s) {
+            centry_clear(e);
+            break;
+        }
+        out->ref = e->ref;
+        out->is_dvpg = e->is_dvpg;
+        out->num = e->num;
+        if (sw)
+            snprintf(sw, sw_size, "%s", e->switch_uuid ? e->switch_uuid : "");
+        if (pg)
+            snprintf(pg, pg_size, "%s", e->portgroup_key ? e->portgroup_key : "");
+        hit = 1;
+        break;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return hit;
+}
+
+/* Stores (best effort: an allocation failure just means no caching). */
+static void cache_put(struct vs_ctx *ctx, const char *key, const struct vim_moref *ref, int is_dvpg,
+                      const char *sw, const char *pg, long long num)
+{
+    struct vs_centry n = {0}, *slot = NULL;
+    n.key = strdup(key);
+    n.switch_uuid = sw ? strdup(sw) : NULL;
+    n.portgroup_key = pg ? strdup(pg) : NULL;
+    if (!n.key || (sw && !n.switch_uuid) || (pg && !n.portgroup_key)) {
+        centry_clear(&n);
+        return;
+    }
+    if (ref)
+        n.ref = *ref;
+    n.is_dvpg = is_dvpg;
+    n.num = num;
+    n.at = now_s();
+    pthread_mutex_lock(&ctx->lock);
+    for (size_t i = 0; i < VS_CACHE_SLOTS; i++) {
+        struct vs_centry *e = &ctx->cache[i];
+        if (e->key && strcmp(e->key, key) == 0) {
+            slot = e;
+            break;
+        }
+        if (!slot || (slot->key && (!e->key || e->at < slot->at)))
+            slot = e; /* a free slot, else the oldest */
+    }
+    centry_clear(slot);
+    *slot = n;
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+vmop_rc vs_ctx_new(struct vim_client *client, const struct vs_options *opts,
+                   struct vs_ctx **ret_ctx, struct vmop_err *err)
+{
+    struct vs_ctx *ctx;
+    vmop_rc rc;
+
+    if (!client || !ret_ctx)
+        return vmop_fail(err, VMOP_E_INVALID, "vs_ctx_new: missing argument");
+    ctx = calloc(1, sizeof(*ctx));
+    if (!ctx)
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    ctx->client = client;
+    ctx->soft_wait_ms = opts && opts->soft_wait_ms > 0 ? opts->soft_wait_ms : 120000;
+    ctx->lookup_ttl_s = opts && opts->lookup_ttl_s > 0 ? opts->lookup_ttl_s : 60;
+    ctx->mhz_ttl_s = opts && opts->mhz_ttl_s > 0 ? opts->mhz_ttl_s : 300;
+    if (opts && opts->cache_folder && !(ctx->cache_folder = strdup(opts->cache_folder))) {
+        free(ctx);
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    }
+    rc = ic_new(&ctx->images, err);
+    if (rc) {
+        free(ctx->cache_folder);
+        free(ctx);
+        return rc;
+    }
+    pthread_mutex_init(&ctx->lock, NULL);
+    *ret_ctx = ctx;
+    return VMOP_OK;
+}
+
+void vs_ctx_free(struct vs_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    for (size_t i = 0; i < VS_CACHE_SLOTS; i++)
+        centry_clear(&ctx->cache[i]);
+    pthread_mutex_destroy(&ctx->lock);
+    ic_free(ctx->images);
+    free(ctx->cache_folder);
+    free(ctx);
+}
+
+/* ---- small helpers ----------------------------------------------------------------------------
+ */
+
+static int nonempty(const char *s)
+{
+    return s && *s;
+}
+
+/* A lookup that found nothing: a clear message with fault "NotFound" (replacing vimclient's). */
+static vmop_rc fail_not_found(struct vmop_err *err, vmop_rc rc, const char *what, const char *path)
+{
+    if (rc != VMOP_E_NOT_FOUND && rc != VMOP_E_INVALID)
+        return rc; /* transport, auth...: keep the cause */
+    vmop_err_clear(err);
+    return vmop_fail_fault(err, rc, "NotFound", 0, "%s \"%s\" not found in vCenter", what, path);
+}
+
+static void lower_uuid(const char *in, char *out, size_t size)
+{
+    size_t i = 0;
+    for (; in && in[i] && i + 1 < size; i++)
+        out[i] = (char)tolower((unsigned char)in[i]);
+    out[i] = '\0';
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* ---- lookups ----------------------------------------------------------------------------------
+ */
+
+static vmop_rc lookup_datacenter(struct vs_ctx *ctx, const char *dc, struct vim_moref *ret,
+                                 struct vmop_err *err)
+{
+    char key[VS_KEY_MAX], path[VS_PATH_MAX];
+    struct vs_centry e = {0};
+    vmop_rc rc;
+
+    if (!nonempty(dc))
+        return vmop_fail_fault(err, VMOP_E_INVALID, "NotFound", 0, "no datacenter given");
+    snprintf(path, sizeof(path), "%s%s", dc[0] == '/' ? "" : "/", dc);
+    snprintf(key, sizeof(key), "dc|%s", path);
+    if (cache_get(ctx, key, ctx->lookup_ttl_s, &e, NULL, 0, NULL, 0)) {
+        *ret = e.ref;
+        return VMOP_OK;
+    }
+    rc = vim_find_by_path(ctx->client, path, "Datacenter", &e.ref, err);
+    if (rc)
+        return fail_not_found(err, rc, "datacenter", dc);
+    cache_put(ctx, key, &e.ref, 0, NULL, NULL, 0);
+    *ret = e.ref;
+    return VMOP_OK;
+}
+
+struct vs_backing_buf {
+    char switch_uuid[VS_SWITCH_MAX];
+    char portgroup_key[VIM_MOREF_VALUE_MAX];
+};
+
+/* Resolves every desired NIC's port group to its DV switch UUID and key (cached). */
+static vmop_rc lookup_backings(struct vs_ctx *ctx, const struct rs_desired *d,
+                               struct vs_backing_buf *bufs, struct pl_backing *ret,
+                               struct vmop_err *err)
+{
+    struct vim_moref dc = {{0}};
+    int have_dc = 0;
+    vmop_rc rc;
+
+    for (size_t i = 0; i < d->n_nics; i++) {
+        const char *pg = d->nics[i].port_group;
+        char key[VS_KEY_MAX];
+        struct vs_centry e = {0};
+        struct vim_network *net = NULL;
+
+        if (!nonempty(pg))
+            return vmop_fail_fault(err, VMOP_E_INVALID, "NotFound", 0,
+                                   "interface \"%s\" has no port group",
+                                   d->nics[i].name ? d->nics[i].name : "");
+        snprintf(key, sizeof(key), "net|%s|%s", pg[0] == '/' || !d->datacenter ? "" : d->datacenter,
+                 pg);
+        if (!cache_get(ctx, key, ctx->lookup_ttl_s, &e, bufs[i].switch_uuid,
+                       sizeof(bufs[i].switch_uuid), bufs[i].portgroup_key,
+                       sizeof(bufs[i].portgroup_key))) {
+            if (pg[0] != '/' && !have_dc) {
+                rc = lookup_datacenter(ctx, d->datacenter, &dc, err);
+                if (rc)
+                    return rc;
+                have_dc = 1;
+            }
+            rc = vim_network_lookup(ctx->client, pg[0] == '/' ? NULL : &dc, pg, &net, err);
+            if (rc)
+                return fail_not_found(err, rc, "port group", pg);
+            e.is_dvpg = net->is_dvpg && net->switch_uuid && net->portgroup_key;
+            if (e.is_dvpg) {
+                snprintf(bufs[i].switch_uuid, sizeof(bufs[i].switch_uuid), "%s", net->switch_uuid);
+                snprintf(bufs[i].portgroup_key, sizeof(bufs[i].portgroup_key), "%s",
+                         net->portgroup_key);
+                cache_put(ctx, key, &net->ref, 1, net->switch_uuid, net->portgroup_key, 0);
+            }
+            vim_network_free(net);
+        }
+        if (!e.is_dvpg)
+            return vmop_fail_fault(err, VMOP_E_UNSUPPORTED, "NotSupported", 0,
+                                   "network \"%s\" is not a distributed port group", pg);
+        ret[i].switch_uuid = bufs[i].switch_uuid;
+        ret[i].portgroup_key = bufs[i].portgroup_key;
+    }
+    return VMOP_OK;
+}
+
+/* A resource pool path, or a cluster / compute resource path (its root pool "Resources"). */
+static vmop_rc lookup_pool(struct vs_ctx *ctx, const char *path, struct vim_moref *ret,
+                           struct vmop_err *err)
+{
+    char sub[VS_PATH_MAX];
+    struct vim_moref ref;
+    vmop_rc rc;
+
+    if (!nonempty(path))
+        return vmop_fail_fault(err, VMOP_E_INVALID, "NotFound", 0, "no resource pool given");
+    rc = vim_find_by_path(ctx->client, path, NULL, &ref, err);
+    if (rc)
+        return fail_not_found(err, rc, "resource pool", path);
+    if (strcmp(ref.type, "ResourcePool") == 0 || strcmp(ref.type, "VirtualApp") == 0) {
+        *ret = ref;
+        return VMOP_OK;
+    }
+    if (strcmp(ref.type, "ClusterComputeResource") != 0 && strcmp(ref.type, "ComputeResource"))
+        return vmop_fail_fault(err, VMOP_E_INVALID, "NotFound", 0,
+                               "\"%s\" is a %s, not a resource pool or cluster", path, ref.type);
+    snprintf(sub, sizeof(sub), "%s/Resources", path);
+    rc = vim_find_by_path(ctx->client, sub, "ResourcePool", ret, err);
+    return rc ? fail_not_found(err, rc, "resource pool", sub) : VMOP_OK;
+}
+
+static vmop_rc lookup_datastore(struct vs_ctx *ctx, const struct rs_desired *d,
+                                struct vim_moref *ret, struct vmop_err *err)
+{
+    char path[VS_PATH_MAX];
+    vmop_rc rc;
+    if (!nonempty(d->datastore))
+        return VMOP_OK; /* ret stays unset: the source's datastore */
+    if (d->datastore[0] == '/')
+        snprintf(path, sizeof(path), "%s", d->datastore);
+    else
+        snprintf(path, sizeof(path), "%s%s/datastore/%s",
+                 nonempty(d->datacenter) && d->datacenter[0] != '/' ? "/" : "",
+                 d->datacenter ? d->datacenter : "", d->datastore);
+    rc = vim_find_by_path(ctx->client, path, "Datastore", ret, err);
+    return rc ? fail_not_found(err, rc, "datastore", d->datastore) : VMOP_OK;
+}
+
+/* ---- observation ------------------------------------------------------------------------------
+ */
+
+void vs_obs_free(struct vs_obs *o)
+{
+    if (!o)
+        return;
+    /* the encoded user data read back from vCenter is a secret too */
+    for (size_t i = 0; o->vm && i < o->vm->n_extra_config; i++) {
+        struct vim_option *kv = &o->vm->extra_config[i];
+        if (kv->key && kv->value && strcmp(kv->key, GI_KEY_USERDATA) == 0)
+            explicit_bzero(kv->value, strlen(kv->value));
+    }
+    vim_vm_free(o->vm);
+    free(o->metadata);
+    gi_free_secret(o->userdata, o->userdata_len);
+    memset(o, 0, sizeof(*o));
+}
+
+/* Decodes a guestinfo key; an undecodable value reads as absent (it will be rewritten). */
+static void decode_key(const struct vim_vm *vm, const char *key, const char *enc_key, char **ret,
+                       size_t *ret_len)
+{
+    struct vmop_err derr = {0};
+    const char *v = vim_vm_extra_config(vm, key);
+    *ret = NULL;
+    *ret_len = 0;
+    if (!v)
+        return;
+    if (gi_decode(v, vim_vm_extra_config(vm, enc_key), ret, ret_len, &derr) != VMOP_OK) {
+        *ret = NULL;
+        *ret_len = 0;
+    }
+}
+
+static vmop_rc read_vm(struct vs_ctx *ctx, const struct vim_moref *ref, struct vs_obs *ret,
+                       struct vmop_err *err)
+{
+    vmop_rc rc = vim_vm_get(ctx->client, ref, &ret->vm, err);
+    if (rc)
+        return rc;
+    ret->present = 1;
+    decode_key(ret->vm, GI_KEY_METADATA, GI_KEY_METADATA_ENCODING, &ret->metadata,
+               &ret->metadata_len);
+    decode_key(ret->vm, GI_KEY_USERDATA, GI_KEY_USERDATA_ENCODING, &ret->userdata,
+               &ret->userdata_len);
+    return VMOP_OK;
+}
+
+vmop_rc vs_observe(struct vs_ctx *ctx, const char *unique_id, const char *instance_uuid,
+                   struct vs_obs *ret, struct vmop_err *err)
+{
+    struct vim_moref ref;
+    vmop_rc rc;
+
+    if (ret)
+        memset(ret, 0, sizeof(*ret));
+    if (!ctx || !ret || !nonempty(instance_uuid))
+        return vmop_fail(err, VMOP_E_INVALID, "vs_observe: instance UUID needed");
+    if (nonempty(unique_id) && vim_moref_set(&ref, "VirtualMachine", unique_id) == VMOP_OK) {
+        rc = read_vm(ctx, &ref, ret, err);
+        if (rc == VMOP_OK && ret->vm->instance_uuid &&
+            strcasecmp(ret->vm->instance_uuid, instance_uuid) == 0)
+            return VMOP_OK;
+        if (rc && rc != VMOP_E_NOT_FOUND)
+            return rc;
+        /* gone, or another VM now: fall back to the instance UUID */
+        vmop_err_clear(err);
+        vs_obs_free(ret);
+    }
+    rc = vim_find_vm_by_uuid(ctx->client, instance_uuid, 1, &ref, err);
+    if (rc == VMOP_E_NOT_FOUND) {
+        vmop_err_clear(err);
+        return VMOP_OK;
+    }
+    if (rc)
+        return rc;
+    rc = read_vm(ctx, &ref, ret, err);
+    if (rc == VMOP_E_NOT_FOUND) { /* destroyed between the search and the read */
+        vmop_err_clear(err);
+        vs_obs_free(ret);
+        return VMOP_OK;
+    }
+    return rc;
+}
+
+static int is_ipv4(const char *s)
+{
+    struct in_addr a;
+    return s && inet_pton(AF_INET, s, &a) == 1;
+}
+
+const char *vs_primary_ip4(const struct vs_obs *o)
+{
+    if (!o || !o->present || !o->vm)
+        return NULL;
+    if (is_ipv4(o->vm->guest_ip))
+        return o->vm->guest_ip;
+    for (size_t i = 0; i < o->vm->n_guest_nics; i++)
+        for (size_t j = 0; j < o->vm->guest_nics[i].n_ips; j++)
+            if (is_ipv4(o->vm->guest_nics[i].ips[j]))
+                return o->vm->guest_nics[i].ips[j];
+    return NULL;
+}
+
+int vs_hw_version(const struct vs_obs *o)
+{
+    const char *v = o && o->present && o->vm ? o->vm->hw_version : NULL;
+    char *end = NULL;
+    long n;
+    if (!v || strncmp(v, "vmx-", 4) != 0)
+        return 0;
+    n = strtol(v + 4, &end, 10);
+    return end != v + 4 && *end == '\0' && n > 0 && n < 1000 ? (int)n : 0;
+}
+
+static enum pl_power pl_power_of(enum vim_power_state s)
+{
+    switch (s) {
+    case VIM_POWER_ON:
+        return PL_STATE_ON;
+    case VIM_POWER_OFF:
+        return PL_STATE_OFF;
+    case VIM_POWER_SUSPENDED:
+        return PL_STATE_SUSPENDED;
+    case VIM_POWER_UNKNOWN:
+        break;
+    }
+    return PL_STATE_UNKNOWN;
+}
+
+/* Indexes of o->vm->nics sorted by device key (the planner matches NICs by position). */
+static void nic_order(const struct vim_vm *vm, size_t *idx, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    for (size_t i = 1; i < n; i++) /* insertion sort: n <= 16 */
+        for (size_t j = i; j > 0 && vm->nics[idx[j - 1]].key > vm->nics[idx[j]].key; j--) {
+            size_t t = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = t;
+        }
+}
+
+vmop_rc vs_obs_to_plan(const struct vs_obs *o, struct pl_obs *ret, struct vmop_err *err)
+{
+    const struct vim_vm *vm;
+    size_t idx[PL_MAX_OBS_NICS];
+
+    memset(ret, 0, sizeof(*ret));
+    if (!o || !o->present || !o->vm)
+        return VMOP_OK;
+    vm = o->vm;
+    if (vm->n_nics > PL_MAX_OBS_NICS)
+        return vmop_fail(err, VMOP_E_UNSUPPORTED, "VM %s has %zu NICs: at most %d are supported",
+                         vm->ref.value, vm->n_nics, PL_MAX_OBS_NICS);
+    ret->present = 1;
+    ret->is_template = vm->template;
+    ret->power = pl_power_of(vm->power_state);
+    ret->bios_uuid = vm->bios_uuid;
+    ret->instance_uuid = vm->instance_uuid;
+    ret->managed_by_ext = vm->managed_by_ext;
+    ret->managed_by_type = vm->managed_by_type;
+    ret->namespaced_name = vim_vm_extra_config(vm, PL_KEY_NAMESPACED);
+    ret->num_cpus = vm->num_cpu;
+    ret->memory_mb = vm->memory_mb;
+    ret->cpu_reservation = vm->cpu_alloc.reservation;
+    ret->cpu_limit = vm->cpu_alloc.limit;
+    ret->mem_reservation = vm->mem_alloc.reservation;
+    ret->mem_limit = vm->mem_alloc.limit;
+    nic_order(vm, idx, vm->n_nics);
+    for (size_t i = 0; i < vm->n_nics; i++) {
+        const struct vim_nic *n = &vm->nics[idx[i]];
+        ret->nics[i].key = n->key;
+        ret->nics[i].device_type = n->device_type;
+        ret->nics[i].mac = n->mac;
+        ret->nics[i].switch_uuid = n->switch_uuid;
+        ret->nics[i].portgroup_key = n->portgroup_key;
+    }
+    ret->n_nics = vm->n_nics;
+    ret->metadata = o->metadata;
+    ret->metadata_encoding = vim_vm_extra_config(vm, GI_KEY_METADATA_ENCODING);
+    ret->userdata = o->userdata;
+    ret->userdata_len = o->userdata_len;
+    ret->userdata_encoding = vim_vm_extra_config(vm, GI_KEY_USERDATA_ENCODING);
+    return VMOP_OK;
+}
+
+/* The vim_nic behind planner NIC position pos. */
+static const struct vim_nic *nic_at(const struct vim_vm *vm, size_t pos)
+{
+    size_t idx[PL_MAX_OBS_NICS];
+    if (vm->n_nics > PL_MAX_OBS_NICS || pos >= vm->n_nics)
+        return NULL;
+    nic_order(vm, idx, vm->n_nics);
+    return &vm->nics[idx[pos]];
+}
+
+/* ---- the steps --------------------------------------------------------------------------------
+ */
+
+/* The VM name: the resource name, from "ns/name". */
+static const char *vm_name(const struct rs_desired *d)
+{
+    const char *slash = strchr(d->namespaced_name, '/');
+    return slash ? slash + 1 : d->namespaced_name;
+}
+
+vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_moref *ret_vm,
+                 struct vmop_err *err)
+{
+    struct vim_moref pool = {{0}}, folder = {{0}}, ds = {{0}}, tmpl = {{0}}, cache_folder;
+    struct vim_config_spec *cs = NULL;
+    struct vim_clone_spec cl = {0};
+    struct ic_target t = {0};
+    char iuuid[VS_UUID_MAX], buuid[VS_UUID_MAX];
+    const char *cf;
+    vmop_rc rc;
+
+    if (!ctx || !d || !ret_vm || !nonempty(d->instance_uuid) || !nonempty(d->library_item_id) ||
+        !nonempty(vm_name(d)))
+        return vmop_fail(err, VMOP_E_INVALID, "vs_clone: instance UUID, image and name needed");
+    if (!nonempty(d->folder))
+        return vmop_fail_fault(err, VMOP_E_INVALID, "NotFound", 0, "no VM folder given");
+    rc = lookup_pool(ctx, d->resource_pool, &pool, err);
+    if (!rc && (rc = vim_find_by_path(ctx->client, d->folder, "Folder", &folder, err)))
+        rc = fail_not_found(err, rc, "folder", d->folder);
+    if (!rc)
+        rc = lookup_datastore(ctx, d, &ds, err);
+    if (rc)
+        return rc;
+    cf = ctx->cache_folder ? ctx->cache_folder : d->folder;
+    cache_folder = folder;
+    if (ctx->cache_folder &&
+        (rc = vim_find_by_path(ctx->client, ctx->cache_folder, "Folder", &cache_folder, err)))
+        return fail_not_found(err, rc, "image cache folder", ctx->cache_folder);
+    t.item_id = d->library_item_id;
+    t.folder_path = cf;
+    t.folder = &cache_folder;
+    t.pool = &pool;
+    t.datastore = vim_moref_is_set(&ds) ? &ds : NULL;
+    rc = ic_get(ctx->images, ctx->client, &t, &tmpl, err);
+    if (rc)
+        return rc;
+
+    lower_uuid(d->instance_uuid, iuuid, sizeof(iuuid));
+    lower_uuid(d->bios_uuid, buuid, sizeof(buuid));
+    rc = vim_config_spec_new(&cs);
+    if (rc) {
+        rc = vmop_fail(err, rc, "out of memory");
+        goto out;
+    }
+    rc = vim_cs_instance_uuid(cs, iuuid);
+    if (!rc)
+        rc = vim_cs_extra_config(cs, PL_KEY_NAMESPACED, d->namespaced_name);
+    if (!rc && nonempty(d->bios_uuid))
+        rc = vim_cs_bios_uuid(cs, buuid);
+    if (!rc)
+        rc = vim_cs_managed_by(cs, PL_MANAGED_BY_EXT, PL_MANAGED_BY_TYPE);
+    if (rc) {
+        rc = vmop_fail(err, rc, "clone spec: %s", vmop_rc_str(rc));
+        goto out;
+    }
+    cl.source = &tmpl;
+    cl.folder = &folder;
+    cl.name = vm_name(d);
+    cl.pool = &pool;
+    cl.datastore = vim_moref_is_set(&ds) ? &ds : NULL;
+    cl.config = cs;
+    rc = vim_vm_clone(ctx->client, &cl, ret_vm, err);
+out:
+    vim_config_spec_free(cs);
+    return rc;
+}
+
+/* Sets a guestinfo key pair from plain text (encoded gzip+base64); NULL text removes both. */
+static vmop_rc cs_guestinfo(struct vim_config_spec *cs, const char *key, const char *enc_key,
+                            const char *text, size_t len, struct vmop_err *err)
+{
+    char *enc = NULL;
+    vmop_rc rc;
+    if (!text) {
+        rc = vim_cs_extra_config(cs, key, NULL);
+        if (!rc)
+            rc = vim_cs_extra_config(cs, enc_key, NULL);
+        return rc ? vmop_fail(err, rc, "config spec: %s", vmop_rc_str(rc)) : VMOP_OK;
+    }
+    rc = gi_encode_gzip_base64(text, len, &enc, err);
+    if (rc)
+        return rc;
+    rc = vim_cs_extra_config(cs, key, enc);
+    if (!rc)
+        rc = vim_cs_extra_config(cs, enc_key, GI_ENCODING_GZIP_BASE64);
+    gi_free_secret(enc, strlen(enc));
+    return rc ? vmop_fail(err, rc, "config spec: %s", vmop_rc_str(rc)) : VMOP_OK;
+}
+
+static vmop_rc do_reconfigure(struct vs_ctx *ctx, const struct rs_desired *d,
+                              const struct pl_backing *bk, const struct vs_obs *obs,
+                              const struct pl_plan *plan, const struct pl_action *a,
+                              struct vmop_err *err)
+{
+    struct vim_config_spec *cs = NULL;
+    unsigned f = a->fields;
+    char buuid[VS_UUID_MAX];
+    vmop_rc rc = vim_config_spec_new(&cs);
+
+    if (rc)
+        return vmop_fail(err, rc, "out of memory");
+    if (f & PL_F_NUM_CPUS)
+        vim_cs_num_cpus(cs, (int)d->size.num_cpus);
+    if (f & PL_F_MEMORY)
+        vim_cs_memory_mb(cs, (long)d->size.memory_mb);
+    if (f & PL_F_CPU_ALLOC) {
+        struct vim_alloc al = {d->size.cpu_reservation_mhz, d->size.cpu_limit_mhz,
+                               VIM_SHARES_NORMAL, 0, -1};
+        vim_cs_cpu_alloc(cs, &al);
+    }
+    if (f & PL_F_MEM_ALLOC) {
+        struct vim_alloc al = {d->size.mem_reservation_mb, d->size.mem_limit_mb, VIM_SHARES_NORMAL,
+                               0, -1};
+        vim_cs_mem_alloc(cs, &al);
+    }
+    for (size_t i = 0; !rc && (f & PL_F_NICS) && i < a->n_nic_ops; i++) {
+        const struct pl_nic_op *op = &a->nic_ops[i];
+        const struct vim_nic *n = op->op == PL_NIC_ADD ? NULL : nic_at(obs->vm, op->obs);
+        const struct api_vm_nic *spec = op->desired < d->n_nics ? d->nics[op->desired].spec : NULL;
+        if (op->op != PL_NIC_ADD && !n) {
+            rc =
+                vmop_fail(err, VMOP_E_INTERNAL, "plan names NIC %zu the VM does not have", op->obs);
+            break;
+        }
+        if (op->op == PL_NIC_ADD)
+            rc = vim_cs_nic_add_dvpg(cs, NULL, bk[op->desired].switch_uuid,
+                                     bk[op->desired].portgroup_key,
+                                     spec && nonempty(spec->mac_addr) ? spec->mac_addr : NULL);
+        else if (op->op == PL_NIC_EDIT)
+            rc = vim_cs_nic_edit_dvpg(cs, n, bk[op->desired].switch_uuid,
+                                      bk[op->desired].portgroup_key);
+        else
+            rc = vim_cs_nic_remove(cs, n);
+        if (rc)
+            rc = vmop_fail(err, rc, "NIC change: %s", vmop_rc_str(rc));
+    }
+    if (!rc && (f & PL_F_MANAGED_BY))
+        rc = vim_cs_managed_by(cs, PL_MANAGED_BY_EXT, PL_MANAGED_BY_TYPE);
+    if (!rc && (f & PL_F_BIOS_UUID)) {
+        lower_uuid(d->bios_uuid, buuid, sizeof(buuid));
+        rc = vim_cs_bios_uuid(cs, buuid);
+    }
+    if (!rc && (f & PL_F_NAMESPACED_NAME))
+        rc = vim_cs_extra_config(cs, PL_KEY_NAMESPACED, d->namespaced_name);
+    if (rc && err && err->rc == VMOP_OK)
+        rc = vmop_fail(err, rc, "config spec: %s", vmop_rc_str(rc));
+    if (!rc && (f & PL_F_METADATA)) {
+        if (!plan->metadata_json)
+            rc = vmop_fail(err, VMOP_E_INTERNAL, "metadata change planned without a document");
+        else
+            rc = cs_guestinfo(cs, GI_KEY_METADATA, GI_KEY_METADATA_ENCODING, plan->metadata_json,
+                              strlen(plan->metadata_json), err);
+    }
+    if (!rc && (f & PL_F_USERDATA))
+        rc = cs_guestinfo(cs, GI_KEY_USERDATA, GI_KEY_USERDATA_ENCODING, d->userdata,
+                          d->userdata_len, err);
+    if (!rc)
+        rc = vim_vm_reconfigure(ctx->client, &obs->vm->ref, cs, err);
+    vim_config_spec_free(cs);
+    return rc;
+}
+
+/* Runs a power task; "already in that state" is success. */
+static vmop_rc power_hard(struct vs_ctx *ctx, const struct vim_moref *vm, enum vim_power_op op,
+                          struct vmop_err *err)
+{
+    vmop_rc rc = vim_vm_power(ctx->client, vm, op, err);
+    if (rc == VMOP_E_FAULT && vmop_err_is_fault(err, "InvalidPowerState")) {
+        vmop_err_clear(err);
+        return VMOP_OK;
+    }
+    return rc;
+}
+
+/* Asks the guest (ShutdownGuest / StandbyGuest) and waits, bounded, for the power state. */
+static vmop_rc power_soft(struct vs_ctx *ctx, const struct vim_moref *vm, enum vim_power_op op,
+                          enum vim_power_state want, struct vmop_err *err)
+{
+    double deadline;
+    long delay = VS_POLL_MIN_MS;
+    vmop_rc rc = vim_vm_power(ctx->client, vm, op, err);
+
+    if (rc == VMOP_E_FAULT && vmop_err_is_fault(err, "InvalidPowerState")) {
+        vmop_err_clear(err); /* already there (or cannot be asked: the read below decides) */
+    } else if (rc) {
+        return rc;
+    }
+    deadline = now_s() + (double)ctx->soft_wait_ms / 1000.0;
+    for (;;) {
+        struct vim_vm *v = NULL;
+        enum vim_power_state s;
+        rc = vim_vm_get(ctx->client, vm, &v, err);
+        if (rc)
+            return rc;
+        s = v->power_state;
+        vim_vm_free(v);
+        if (s == want)
+            return VMOP_OK;
+        if (now_s() + (double)delay / 1000.0 > deadline)
+            break;
+        sleep_ms(delay);
+        delay = delay * 2 > VS_POLL_MAX_MS ? VS_POLL_MAX_MS : delay * 2;
+    }
+    return vmop_fail_fault(err, VMOP_E_TIMEOUT, "GuestOperationTimeout", 0,
+                           "the guest of VM %s did not reach %s within %ld ms (%s)", vm->value,
+                           vim_power_state_str(want), ctx->soft_wait_ms, vim_power_op_method(op));
+}
+
+static vmop_rc do_power(struct vs_ctx *ctx, const struct vim_moref *vm, const struct pl_action *a,
+                        struct vmop_err *err)
+{
+    enum vim_power_op hard, soft;
+    enum vim_power_state want;
+    vmop_rc rc;
+
+    if (a->kind == PL_POWER_ON)
+        return power_hard(ctx, vm, VIM_OP_POWER_ON, err);
+    if (a->kind == PL_POWER_OFF) {
+        hard = VIM_OP_POWER_OFF;
+        soft = VIM_OP_SHUTDOWN_GUEST;
+        want = VIM_POWER_OFF;
+    } else {
+        hard = VIM_OP_SUSPEND;
+        soft = VIM_OP_STANDBY_GUEST;
+        want = VIM_POWER_SUSPENDED;
+    }
+    if (a->mode == PL_MODE_HARD)
+        return power_hard(ctx, vm, hard, err);
+    rc = power_soft(ctx, vm, soft, want, err);
+    if (rc == VMOP_OK || a->mode == PL_MODE_SOFT || rc == VMOP_E_NOT_FOUND ||
+        rc == VMOP_E_TRANSPORT || rc == VMOP_E_AUTH)
+        return rc;
+    vmop_err_clear(err); /* TrySoft: the guest could not do it (no tools, timeout): go hard */
+    return power_hard(ctx, vm, hard, err);
+}
+
+/* ---- apply ------------------------------------------------------------------------------------
+ */
+
+void vs_outcome_free(struct vs_outcome *o)
+{
+    if (o)
+        vs_obs_free(&o->obs);
+}
+
+static void note_done(struct vs_outcome *o, const struct pl_action *a)
+{
+    size_t len = strlen(o->done);
+    char fields[160] = "";
+    if (a->kind == PL_RECONFIGURE)
+        pl_fields_str(a->fields, fields, sizeof(fields));
+    snprintf(o->done + len, sizeof(o->done) - len, "%s%s%s%s%s%s", len ? ", " : "",
+             pl_kind_str(a->kind), *fields ? "(" : "", fields, *fields ? ")" : "",
+             a->kind == PL_POWER_OFF || a->kind == PL_SUSPEND
+                 ? (a->mode == PL_MODE_HARD   ? ""
+                    : a->mode == PL_MODE_SOFT ? "[Soft]"
+                                              : "[TrySoft]")
+                 : "");
+}
+
+static void note_failure(struct vs_outcome *o, const char *step, const struct vmop_err *err)
+{
+    o->failed = 1;
+    snprintf(o->failed_step, sizeof(o->failed_step), "%s", step);
+    if (err) {
+        snprintf(o->fault, sizeof(o->fault), "%s", err->fault);
+        snprintf(o->message, sizeof(o->message), "%s", err->msg);
+    }
+}
+
+/* Re-reads the VM: by the moref we know, falling back to the identity search. */
+static vmop_rc reobserve(struct vs_ctx *ctx, const struct rs_desired *d, struct vs_obs *obs,
+                         struct vmop_err *err)
+{
+    char id[VIM_MOREF_VALUE_MAX] = "";
+    if (obs->present && obs->vm)
+        snprintf(id, sizeof(id), "%s", obs->vm->ref.value);
+    vs_obs_free(obs);
+    return vs_observe(ctx, id, d->instance_uuid, obs, err);
+}
+
+vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
+                 struct vs_outcome *ret, struct vmop_err *err)
+{
+    struct vs_backing_buf bufs[API_VM_MAX_NICS];
+    struct pl_backing bk[API_VM_MAX_NICS];
+    struct pl_plan plan = {0};
+    struct pl_obs po;
+    const char *step = "lookup";
+    int replans = 0, again = 1;
+    vmop_rc rc;
+
+    if (ret)
+        memset(ret, 0, sizeof(*ret));
+    if (!ctx || !d || !ret || d->n_nics > API_VM_MAX_NICS || !nonempty(d->instance_uuid))
+        return vmop_fail(err, VMOP_E_INVALID, "vs_apply: missing argument");
+    memset(bk, 0, sizeof(bk));
+    rc = lookup_backings(ctx, d, bufs, bk, err);
+    if (!rc) {
+        step = "observe";
+        rc = vs_observe(ctx, unique_id, d->instance_uuid, &ret->obs, err);
+    }
+    while (!rc && again) {
+        struct pl_input in = {d, bk, &po};
+        again = 0;
+        step = "plan";
+        pl_plan_free(&plan);
+        rc = vs_obs_to_plan(&ret->obs, &po, err);
+        if (!rc)
+            rc = pl_plan(&in, &plan, err);
+        if (rc)
+            break;
+        ret->needs_power_cycle = plan.needs_power_cycle;
+        ret->deferred_fields = plan.deferred_fields;
+        ret->power_unreachable = plan.power_unreachable;
+        for (size_t i = 0; i < plan.n && !rc; i++) {
+            const struct pl_action *a = &plan.actions[i];
+            struct vim_moref vm;
+            step = pl_kind_str(a->kind);
+            if (a->deferred) { /* cannot happen: a REOBSERVE always comes first */
+                rc = vmop_fail(err, VMOP_E_INTERNAL, "plan: deferred %s reached", step);
+                break;
+            }
+            if (a->kind == PL_REOBSERVE) {
+                if (++replans > VS_MAX_REPLANS) {
+                    rc = vmop_fail(err, VMOP_E_INTERNAL,
+                                   "VM %s does not converge: vCenter keeps showing a different "
+                                   "NIC configuration after %d changes",
+                                   ret->obs.vm ? ret->obs.vm->ref.value : "", VS_MAX_REPLANS);
+                    break;
+                }
+                rc = reobserve(ctx, d, &ret->obs, err);
+                if (!rc && !ret->obs.present)
+                    rc = vmop_fail(err, VMOP_E_NOT_FOUND, "the VM vanished while being set up");
+                again = 1;
+                break;
+            }
+            switch (a->kind) {
+            case PL_CREATE:
+                rc = vs_clone(ctx, d, &vm, err);
+                if (!rc) {
+                    ret->created = 1;
+                    /* the next action is REOBSERVE: make it read this VM */
+                    vs_obs_free(&ret->obs);
+                    ret->obs.present = 0;
+                }
+                break;
+            case PL_RECONFIGURE:
+                rc = do_reconfigure(ctx, d, bk, &ret->obs, &plan, a, err);
+                break;
+            case PL_POWER_ON:
+            case PL_POWER_OFF:
+            case PL_SUSPEND:
+                rc = do_power(ctx, &ret->obs.vm->ref, a, err);
+                break;
+            case PL_DESTROY:
+            case PL_REOBSERVE:
+                rc = vmop_fail(err, VMOP_E_INTERNAL, "plan: unexpected %s", step);
+                break;
+            }
+            if (!rc) {
+                ret->changed = 1;
+                note_done(ret, a);
+            }
+        }
+    }
+    pl_plan_free(&plan);
+    if (rc)
+        note_failure(ret, step, err);
+    if (ret->changed && !again) {
+        /* status comes from what vCenter shows: read it again (a failure here is reported
+         * unless an earlier one already was) */
+        struct vmop_err rerr = {0};
+        vmop_rc rrc = reobserve(ctx, d, &ret->obs, &rerr);
+        if (rrc && !rc) {
+            rc = vmop_fail(err, rrc, "%s", rerr.msg);
+            note_failure(ret, "observe", err);
+        }
+    }
+    return rc;
+}
+
+/* ---- delete -----------------------------------------------------------------------------------
+ */
+
+vmop_rc vs_delete(struct vs_ctx *ctx, const char *unique_id, const char *instance_uuid,
+                  enum api_power_mode mode, int *ret_gone, struct vmop_err *err)
+{
+    struct vs_obs obs = {0};
+    struct pl_obs po;
+    struct pl_plan plan;
+    vmop_rc rc;
+
+    if (!ctx || !ret_gone)
+        return vmop_fail(err, VMOP_E_INVALID, "vs_delete: missing argument");
+    rc = vs_observe(ctx, unique_id, instance_uuid, &obs, err);
+    if (!rc)
+        rc = vs_obs_to_plan(&obs, &po, err);
+    if (rc)
+        goto out;
+    pl_plan_delete(&po, mode, &plan);
+    for (size_t i = 0; i < plan.n && !rc; i++) {
+        const struct pl_action *a = &plan.actions[i];
+        if (a->kind == PL_DESTROY) {
+            rc = vim_vm_destroy(ctx->client, &obs.vm->ref, err);
+            if (rc == VMOP_E_NOT_FOUND) {
+                vmop_err_clear(err);
+                rc = VMOP_OK;
+            }
+        } else {
+            rc = do_power(ctx, &obs.vm->ref, a, err);
+        }
+    }
+    pl_plan_free(&plan);
+    if (!rc)
+        *ret_gone = 1;
+out:
+    vs_obs_free(&obs);
+    return rc;
+}
+
+/* ---- placement facts --------------------------------------------------------------------------
+ */
+
+vmop_rc vs_min_host_mhz(struct vs_ctx *ctx, const char *pool_path, int64_t *ret_mhz,
+                        struct vmop_err *err)
+{
+    char key[VS_KEY_MAX];
+    struct vs_centry e = {0};
+    struct vim_moref ref, owner;
+    int mhz = 0;
+    vmop_rc rc;
+
+    if (!ctx || !nonempty(pool_path) || !ret_mhz)
+        return vmop_fail(err, VMOP_E_INVALID, "vs_min_host_mhz: missing argument");
+    snprintf(key, sizeof(key), "mhz|%s", pool_path);
+    if (cache_get(ctx, key, ctx->mhz_ttl_s, &e, NULL, 0, NULL, 0)) {
+        *ret_mhz = e.num;
+        return VMOP_OK;
+    }
+    rc = vim_find_by_path(ctx->client, pool_path, NULL, &ref, err);
+    if (rc)
+        return fail_not_found(err, rc, "resource pool", pool_path);
+    if (strcmp(ref.type, "ClusterComputeResource") == 0 || strcmp(ref.type, "ComputeResource") == 0)
+        owner = ref;
+    else if ((rc = vim_pool_owner(ctx->client, &ref, &owner, err)))
+        return rc;
+    rc = vim_cluster_min_cpu_mhz(ctx->client, &owner, &mhz, err);
+    if (rc)
+        return rc;
+    if (mhz <= 0)
+        return vmop_fail_fault(err, VMOP_E_NOT_FOUND, "NotFound", 0,
+                               "no connected host in the cluster of \"%s\"", pool_path);
+    cache_put(ctx, key, &owner, 0, NULL, NULL, mhz);
+    *ret_mhz = mhz;
+    return VMOP_OK;
+}

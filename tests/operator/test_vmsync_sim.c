@@ -1,0 +1,604 @@
+/* test_vmsync_sim.c: operator/vmsync.c against the vCenter simulator (suite integration).
+ *
+ * One simulator per run (started by an unchecked fixture, no generated VMs); every test uses its
+ * own instance UUID and VM name, so tests do not depend on each other's VMs (the image cache
+ * template of the OVF item is shared, as in production).
+ * Covers: create -> exactly one VM found by instance UUID with CPU, memory, reservations/limits,
+ * NIC backing, UUIDs, managedBy, vmservice.namespacedName and guestinfo as asked, powered on, the
+ * static IP published by the guest player seen through vs_primary_ip4; a second apply is a no-op;
+ * crash after the clone and after the cache deploy; VM-template items, two created at once (one
+ * cache template); power off/suspend/on in
+ * each mode the simulator supports; CPU change on a running VM deferred; delete twice; a bad port
+ * group and a missing pool fail clearly before anything is created; the lowest host MHz.
+ * User data is compared with memcmp (never printed by an assertion).
+ */
+#include <check.h>
+#include <pthread.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "guestinfo.h"
+#include "imgcache.h"
+#include "vcsim_harness.h"
+#include "vmsync.h"
+
+#define UD        "#cloud-config\nruncmd: [echo hello]\n"
+#define STATIC_IP "192.168.10.42"
+
+static struct vcsim *sim;
+
+static void sim_setup(void)
+{
+    struct vcsim_opts o = {.vms = VCSIM_NONE, .no_autostart = 1};
+    struct vmop_err err = {0};
+    if (vcsim_start(&o, &sim, &err) != VMOP_OK) {
+        fprintf(stderr, "vcsim_start: %s\n", err.msg);
+        abort();
+    }
+}
+
+static void sim_teardown(void)
+{
+    vcsim_stop(sim, NULL);
+    sim = NULL;
+}
+
+/* ---- per-test world ---------------------------------------------------------------------------
+ */
+
+struct world {
+    struct vim_client *c;
+    struct vs_ctx *ctx;
+    cJSON *addrs;
+    struct api_vm_nic spec;
+    struct rs_desired d;
+    char bios[40], inst[40], name[64];
+};
+
+static void world_init(struct world *w, int n, const char *item_name)
+{
+    struct vim_config cfg = {
+        .url = sim->url, .username = sim->username, .password = sim->password, .timeout_ms = 30000};
+    const struct vcsim_item *item = vcsim_find_item(sim, item_name, NULL);
+    struct vmop_err err = {0};
+
+    memset(w, 0, sizeof(*w));
+    ck_assert_ptr_nonnull(item);
+    ck_assert_msg(vim_client_new(&cfg, &w->c, &err) == VMOP_OK, "client: %s", err.msg);
+    ck_assert_msg(vs_ctx_new(w->c, NULL, &w->ctx, &err) == VMOP_OK, "ctx: %s", err.msg);
+    snprintf(w->bios, sizeof(w->bios), "0b7f5a3e-7a44-4f4a-9d0e-3f2c1a9b8c%02d", n);
+    snprintf(w->inst, sizeof(w->inst), "4c3b2a19-0817-4e6f-8d5c-4b3a291807%02d", n);
+    snprintf(w->name, sizeof(w->name), "web-%d", n);
+    w->addrs = cJSON_CreateArray();
+    cJSON_AddItemToArray(w->addrs, cJSON_CreateString(STATIC_IP "/24"));
+    w->spec.name = "eth0";
+    w->spec.addresses = w->addrs;
+    w->spec.gateway4 = "192.168.10.1";
+
+    w->d.datacenter = "DC0";
+    w->d.resource_pool = sim->resource_pool;
+    w->d.folder = sim->folder;
+    w->d.datastore = sim->datastore;
+    w->d.library_item_id = item->id;
+    w->d.image_type = strcmp(item->type, "ovf") == 0 ? RS_IMAGE_OVF : RS_IMAGE_VM_TEMPLATE;
+    w->d.size.num_cpus = 2;
+    w->d.size.memory_mb = 1024;
+    w->d.size.cpu_reservation_mhz = 500;
+    w->d.size.cpu_limit_mhz = 1000;
+    w->d.size.mem_reservation_mb = 512;
+    w->d.size.mem_limit_mb = 1024;
+    w->d.bios_uuid = w->bios;
+    w->d.instance_uuid = w->inst;
+    snprintf(w->d.namespaced_name, sizeof(w->d.namespaced_name), "tenant-a/%s", w->name);
+    w->d.nics[0].name = "eth0";
+    w->d.nics[0].network = "tenant-net";
+    w->d.nics[0].port_group = sim->portgroups[0];
+    w->d.nics[0].spec = &w->spec;
+    w->d.n_nics = 1;
+    w->d.cloud_init = 1;
+    w->d.instance_id = w->bios;
+    snprintf(w->d.hostname, sizeof(w->d.hostname), "%s", w->name);
+    w->d.userdata = strdup(UD);
+    w->d.userdata_len = strlen(UD);
+    w->d.power = API_POWER_ON;
+}
+
+static void world_free(struct world *w)
+{
+    vs_ctx_free(w->ctx);
+    vim_client_free(w->c);
+    cJSON_Delete(w->addrs);
+    gi_free_secret(w->d.userdata, w->d.userdata_len);
+}
+
+static void apply_ok(struct world *w, struct vs_outcome *out)
+{
+    struct vmop_err err = {0};
+    vmop_rc rc = vs_apply(w->ctx, &w->d, NULL, out, &err);
+    ck_assert_msg(rc == VMOP_OK, "apply: %s [%s] step %s", err.msg, err.fault, out->failed_step);
+    ck_assert_int_eq(out->failed, 0);
+    ck_assert_int_eq(out->obs.present, 1);
+}
+
+/* Every VM whose instance UUID is uuid (the simulator does not enforce uniqueness). */
+static size_t count_by_uuid(struct vim_client *c, const char *uuid)
+{
+    struct vim_entity_list l = {0};
+    struct vmop_err err = {0};
+    size_t n = 0;
+    ck_assert_msg(vim_list(c, NULL, "VirtualMachine", &l, &err) == VMOP_OK, "%s", err.msg);
+    for (size_t i = 0; i < l.n; i++) {
+        struct vim_vm *vm = NULL;
+        ck_assert_msg(vim_vm_get(c, &l.items[i].ref, &vm, &err) == VMOP_OK, "%s", err.msg);
+        if (vm->instance_uuid && strcasecmp(vm->instance_uuid, uuid) == 0)
+            n++;
+        vim_vm_free(vm);
+    }
+    vim_entity_list_free(&l);
+    return n;
+}
+
+static size_t count_by_name(struct vim_client *c, const char *name, int *ret_templates)
+{
+    struct vim_entity_list l = {0};
+    struct vmop_err err = {0};
+    size_t n = 0;
+    *ret_templates = 0;
+    ck_assert_msg(vim_list(c, NULL, "VirtualMachine", &l, &err) == VMOP_OK, "%s", err.msg);
+    for (size_t i = 0; i < l.n; i++) {
+        struct vim_vm *vm = NULL;
+        if (!l.items[i].name || strcmp(l.items[i].name, name) != 0)
+            continue;
+        n++;
+        ck_assert_msg(vim_vm_get(c, &l.items[i].ref, &vm, &err) == VMOP_OK, "%s", err.msg);
+        *ret_templates += vm->template;
+        vim_vm_free(vm);
+    }
+    vim_entity_list_free(&l);
+    return n;
+}
+
+static uint64_t soap_calls(struct vim_client *c)
+{
+    struct vim_stats st;
+    vim_client_stats(c, &st);
+    return st.soap_calls + st.rest_calls;
+}
+
+/* Polls (bounded) until the guest player published the address. */
+static int wait_ip(struct world *w, const char *want)
+{
+    struct timespec pause = {0, 100 * 1000 * 1000};
+    for (int i = 0; i < 150; i++) {
+        struct vs_obs o;
+        struct vmop_err err = {0};
+        const char *ip;
+        int ok;
+        ck_assert_msg(vs_observe(w->ctx, NULL, w->inst, &o, &err) == VMOP_OK, "%s", err.msg);
+        ip = vs_primary_ip4(&o);
+        ok = ip && strcmp(ip, want) == 0;
+        vs_obs_free(&o);
+        if (ok)
+            return 1;
+        nanosleep(&pause, NULL);
+    }
+    return 0;
+}
+
+/* The full read-back of a VM made from w->d. */
+static void check_vm(struct world *w, const struct vs_obs *o)
+{
+    const struct vim_vm *vm = o->vm;
+    struct vim_network *net = NULL;
+    struct vmop_err err = {0};
+    char *md = NULL, *ud = NULL, mac[32];
+    size_t md_len = 0, ud_len = 0;
+
+    ck_assert_int_eq(vm->num_cpu, 2);
+    ck_assert_int_eq(vm->memory_mb, 1024);
+    ck_assert_int_eq(vm->cpu_alloc.reservation, 500);
+    ck_assert_int_eq(vm->cpu_alloc.limit, 1000);
+    ck_assert_int_eq(vm->mem_alloc.reservation, 512);
+    ck_assert_int_eq(vm->mem_alloc.limit, 1024);
+    ck_assert_str_eq(vm->bios_uuid, w->bios);
+    ck_assert_str_eq(vm->instance_uuid, w->inst);
+    ck_assert_str_eq(vm->name, w->name);
+    ck_assert_int_eq(vm->template, 0);
+    ck_assert_str_eq(vim_vm_extra_config(vm, "vmservice.namespacedName"), w->d.namespaced_name);
+    ck_assert_str_eq(vm->managed_by_ext, "com.vmware.vcenter.wcp");
+    ck_assert_str_eq(vm->managed_by_type, "VirtualMachine");
+    /* NIC on the DV port group */
+    ck_assert_msg(vim_network_lookup(w->c, NULL, sim->portgroups[0], &net, &err) == VMOP_OK, "%s",
+                  err.msg);
+    ck_assert_uint_eq(vm->n_nics, 1);
+    ck_assert_str_eq(vm->nics[0].device_type, "VirtualVmxnet3");
+    ck_assert_str_eq(vm->nics[0].switch_uuid, sim->dvs_uuid);
+    ck_assert_str_eq(vm->nics[0].portgroup_key, net->portgroup_key);
+    vim_network_free(net);
+    /* guestinfo decodes to what was asked */
+    ck_assert_str_eq(vim_vm_extra_config(vm, GI_KEY_METADATA_ENCODING), GI_ENCODING_GZIP_BASE64);
+    ck_assert_str_eq(vim_vm_extra_config(vm, GI_KEY_USERDATA_ENCODING), GI_ENCODING_GZIP_BASE64);
+    ck_assert_int_eq(gi_decode(vim_vm_extra_config(vm, GI_KEY_METADATA),
+                               vim_vm_extra_config(vm, GI_KEY_METADATA_ENCODING), &md, &md_len,
+                               &err),
+                     VMOP_OK);
+    ck_assert_ptr_nonnull(strstr(md, STATIC_IP "/24"));
+    ck_assert_ptr_nonnull(strstr(md, w->bios)); /* instance-id */
+    ck_assert_ptr_nonnull(strstr(md, w->name)); /* hostname */
+    snprintf(mac, sizeof(mac), "%s", vm->nics[0].mac);
+    for (char *p = mac; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    ck_assert_ptr_nonnull(strstr(md, mac)); /* matches the NIC vCenter gave the VM */
+    free(md);
+    ck_assert_int_eq(gi_decode(vim_vm_extra_config(vm, GI_KEY_USERDATA),
+                               vim_vm_extra_config(vm, GI_KEY_USERDATA_ENCODING), &ud, &ud_len,
+                               &err),
+                     VMOP_OK);
+    ck_assert(ud_len == strlen(UD) && memcmp(ud, UD, ud_len) == 0); /* no printing: a secret */
+    gi_free_secret(ud, ud_len);
+}
+
+/* ---- tests ------------------------------------------------------------------------------------
+ */
+
+START_TEST(create_converges_and_second_apply_is_noop)
+{
+    struct world w;
+    struct vs_outcome out, again;
+    uint64_t before;
+
+    world_init(&w, 1, "vmop-tiny-ovf");
+    apply_ok(&w, &out);
+    ck_assert_int_eq(out.created, 1);
+    ck_assert_int_eq(out.changed, 1);
+    ck_assert_ptr_nonnull(strstr(out.done, "create"));
+    ck_assert_ptr_nonnull(strstr(out.done, "power-on"));
+    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
+    ck_assert_int_eq(out.obs.vm->power_state, VIM_POWER_ON);
+    check_vm(&w, &out.obs);
+    ck_assert_int_gt(vs_hw_version(&out.obs), 0);
+    ck_assert_msg(wait_ip(&w, STATIC_IP), "the guest never reported " STATIC_IP);
+
+    /* second apply, by uniqueID: nothing to do, a read or two */
+    before = soap_calls(w.c);
+    {
+        struct vmop_err err = {0};
+        ck_assert_msg(vs_apply(w.ctx, &w.d, out.obs.vm->ref.value, &again, &err) == VMOP_OK, "%s",
+                      err.msg);
+    }
+    ck_assert_int_eq(again.changed, 0);
+    ck_assert_int_eq(again.created, 0);
+    ck_assert_str_eq(again.done, "");
+    ck_assert_uint_le(soap_calls(w.c) - before, 2);
+    ck_assert_str_eq(vs_primary_ip4(&again.obs), STATIC_IP);
+    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
+    vs_outcome_free(&again);
+    vs_outcome_free(&out);
+    world_free(&w);
+}
+END_TEST
+
+START_TEST(crash_after_clone)
+{
+    struct world w;
+    struct vs_outcome out;
+    struct vim_moref vm;
+    struct vmop_err err = {0};
+
+    world_init(&w, 2, "vmop-tiny-ovf");
+    ck_assert_msg(vs_clone(w.ctx, &w.d, &vm, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
+    /* "restart": a new context, no uniqueID known */
+    vs_ctx_free(w.ctx);
+    ck_assert(vs_ctx_new(w.c, NULL, &w.ctx, &err) == VMOP_OK);
+    apply_ok(&w, &out);
+    ck_assert_int_eq(out.created, 0);
+    ck_assert_str_eq(out.obs.vm->ref.value, vm.value);
+    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
+    check_vm(&w, &out.obs);
+    vs_outcome_free(&out);
+
+    /* a stale uniqueID (gone, or now another VM) falls back to the instance UUID */
+    {
+        const char *stale[] = {"vm-99999", vcsim_moref(sim, "template_vm")};
+        for (size_t i = 0; i < 2; i++) {
+            struct vs_obs o;
+            ck_assert_ptr_nonnull(stale[i]);
+            ck_assert_msg(vs_observe(w.ctx, stale[i], w.inst, &o, &err) == VMOP_OK, "%s", err.msg);
+            ck_assert_int_eq(o.present, 1);
+            ck_assert_str_eq(o.vm->ref.value, vm.value);
+            vs_obs_free(&o);
+        }
+    }
+    world_free(&w);
+}
+END_TEST
+
+START_TEST(crash_after_cache_deploy)
+{
+    struct world w;
+    struct vs_outcome out;
+    struct vim_library_item *item = NULL;
+    struct vim_moref pool, folder, half;
+    struct vim_deploy_spec ds = {0};
+    struct vmop_err err = {0};
+    char name[IC_NAME_MAX + 1];
+    int templates = 0;
+
+    world_init(&w, 3, "vmop-cluster-ovf"); /* an item no other test uses */
+    ck_assert(vim_library_item_get(w.c, w.d.library_item_id, &item, &err) == VMOP_OK);
+    ck_assert(ic_template_name(item->id, item->content_version, name, sizeof(name), &err) ==
+              VMOP_OK);
+    vim_library_item_free(item);
+    ck_assert(vim_find_by_path(w.c, sim->resource_pool, "ResourcePool", &pool, &err) == VMOP_OK);
+    ck_assert(vim_find_by_path(w.c, sim->folder, "Folder", &folder, &err) == VMOP_OK);
+    ds.name = name;
+    ds.resource_pool_id = pool.value;
+    ds.folder_id = folder.value;
+    ck_assert_msg(vim_library_deploy(w.c, w.d.library_item_id, &ds, &half, &err) == VMOP_OK, "%s",
+                  err.msg);
+    /* crash here: deployed, not yet a template */
+    ck_assert_uint_eq(count_by_name(w.c, name, &templates), 1);
+    ck_assert_int_eq(templates, 0);
+
+    apply_ok(&w, &out);
+    ck_assert_int_eq(out.created, 1);
+    ck_assert_uint_eq(count_by_name(w.c, name, &templates), 1);
+    ck_assert_int_eq(templates, 1);
+    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
+    check_vm(&w, &out.obs);
+    vs_outcome_free(&out);
+    world_free(&w);
+}
+END_TEST
+
+struct par {
+    struct world *w;
+    struct vs_outcome out;
+    struct vmop_err err;
+    vmop_rc rc;
+};
+
+static void *par_apply(void *arg)
+{
+    struct par *p = arg;
+    p->rc = vs_apply(p->w->ctx, &p->w->d, NULL, &p->out, &p->err);
+    return NULL;
+}
+
+/* A VM-template item, two VMs created at once through one context: both work and the item's
+ * cache template is deployed once. */
+START_TEST(vm_template_item_concurrent_creates)
+{
+    struct world w1, w2;
+    struct par p[2];
+    pthread_t t[2];
+    struct vim_library_item *item = NULL;
+    struct vmop_err err = {0};
+    char name[IC_NAME_MAX + 1];
+    int templates = 0;
+
+    world_init(&w1, 4, "vmop-tiny-tmpl");
+    world_init(&w2, 10, "vmop-tiny-tmpl");
+    vs_ctx_free(w2.ctx); /* share w1's context (and its client) */
+    w2.ctx = w1.ctx;
+    memset(p, 0, sizeof(p));
+    p[0].w = &w1;
+    p[1].w = &w2;
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, par_apply, &p[i]), 0);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg(p[i].rc == VMOP_OK, "apply %d: %s", i, p[i].err.msg);
+        ck_assert_int_eq(p[i].out.created, 1);
+        ck_assert_int_eq(p[i].out.obs.vm->power_state, VIM_POWER_ON);
+        check_vm(p[i].w, &p[i].out.obs);
+        ck_assert_uint_eq(count_by_uuid(w1.c, p[i].w->inst), 1);
+        vs_outcome_free(&p[i].out);
+    }
+    ck_assert(vim_library_item_get(w1.c, w1.d.library_item_id, &item, &err) == VMOP_OK);
+    ck_assert(ic_template_name(item->id, item->content_version, name, sizeof(name), &err) ==
+              VMOP_OK);
+    vim_library_item_free(item);
+    ck_assert_uint_eq(count_by_name(w1.c, name, &templates), 1);
+    ck_assert_int_eq(templates, 1);
+    w2.ctx = NULL;
+    world_free(&w2);
+    world_free(&w1);
+}
+END_TEST
+
+static void apply_power(struct world *w, enum api_power_state want, enum api_power_mode mode,
+                        enum vim_power_state expect)
+{
+    struct vs_outcome out;
+    w->d.power = want;
+    w->d.power_off_mode = mode;
+    w->d.suspend_mode = mode;
+    apply_ok(w, &out);
+    ck_assert_str_eq(vim_power_state_str(out.obs.vm->power_state), vim_power_state_str(expect));
+    ck_assert_int_eq(out.power_unreachable, 0);
+    vs_outcome_free(&out);
+}
+
+START_TEST(power_states_and_modes)
+{
+    struct world w;
+    struct vs_outcome out;
+    world_init(&w, 5, "vmop-tiny-ovf");
+    apply_power(&w, API_POWER_ON, API_MODE_UNSET, VIM_POWER_ON);
+    apply_power(&w, API_POWER_OFF, API_MODE_HARD, VIM_POWER_OFF);
+    apply_power(&w, API_POWER_ON, API_MODE_UNSET, VIM_POWER_ON);
+    apply_power(&w, API_POWER_OFF, API_MODE_SOFT, VIM_POWER_OFF); /* ShutdownGuest */
+    apply_power(&w, API_POWER_ON, API_MODE_UNSET, VIM_POWER_ON);
+    /* the simulator has no StandbyGuest: TrySoft falls back to SuspendVM_Task */
+    apply_power(&w, API_POWER_SUSPENDED, API_MODE_TRYSOFT, VIM_POWER_SUSPENDED);
+    apply_power(&w, API_POWER_ON, API_MODE_UNSET, VIM_POWER_ON);
+    apply_power(&w, API_POWER_SUSPENDED, API_MODE_HARD, VIM_POWER_SUSPENDED);
+    apply_power(&w, API_POWER_OFF, API_MODE_TRYSOFT, VIM_POWER_OFF); /* suspended: hard */
+    apply_power(&w, API_POWER_ON, API_MODE_UNSET, VIM_POWER_ON);
+
+    /* Soft suspend cannot work here: a clear failure with the fault name */
+    {
+        struct vmop_err err = {0};
+        w.d.power = API_POWER_SUSPENDED;
+        w.d.suspend_mode = API_MODE_SOFT;
+        ck_assert_int_ne(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_OK);
+        ck_assert_int_eq(out.failed, 1);
+        ck_assert_str_eq(out.failed_step, "suspend");
+        ck_assert_str_eq(out.fault, "MethodNotFound");
+        ck_assert_int_eq(out.obs.vm->power_state, VIM_POWER_ON);
+        vs_outcome_free(&out);
+    }
+
+    /* CPU change on a running VM: not applied, flagged */
+    w.d.power = API_POWER_ON;
+    w.d.size.num_cpus = 4;
+    apply_ok(&w, &out);
+    ck_assert_int_eq(out.needs_power_cycle, 1);
+    ck_assert_uint_eq(out.deferred_fields, PL_F_NUM_CPUS);
+    ck_assert_int_eq(out.obs.vm->num_cpu, 2);
+    vs_outcome_free(&out);
+    /* ... and applied on the way off */
+    w.d.power = API_POWER_OFF;
+    w.d.power_off_mode = API_MODE_HARD;
+    apply_ok(&w, &out);
+    ck_assert_int_eq(out.needs_power_cycle, 0);
+    ck_assert_int_eq(out.obs.vm->num_cpu, 4);
+    ck_assert_int_eq(out.obs.vm->power_state, VIM_POWER_OFF);
+    vs_outcome_free(&out);
+    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
+    world_free(&w);
+}
+END_TEST
+
+START_TEST(delete_twice)
+{
+    struct world w;
+    struct vs_outcome out;
+    struct vmop_err err = {0};
+    struct vim_moref ref;
+    char id[VIM_MOREF_VALUE_MAX];
+    int gone = 0;
+    uint64_t before;
+
+    world_init(&w, 6, "vmop-tiny-ovf");
+    apply_ok(&w, &out);
+    snprintf(id, sizeof(id), "%s", out.obs.vm->ref.value);
+    vs_outcome_free(&out);
+    ck_assert_msg(vs_delete(w.ctx, id, w.inst, API_MODE_UNSET, &gone, &err) == VMOP_OK, "%s",
+                  err.msg);
+    ck_assert_int_eq(gone, 1);
+    ck_assert_int_eq(vim_find_vm_by_uuid(w.c, w.inst, 1, &ref, &err), VMOP_E_NOT_FOUND);
+    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
+    vmop_err_clear(&err);
+    gone = 0;
+    before = soap_calls(w.c);
+    ck_assert_msg(vs_delete(w.ctx, id, w.inst, API_MODE_UNSET, &gone, &err) == VMOP_OK, "%s",
+                  err.msg);
+    ck_assert_int_eq(gone, 1);
+    ck_assert_uint_le(soap_calls(w.c) - before, 2);
+    world_free(&w);
+}
+END_TEST
+
+START_TEST(bad_port_group_fails_before_create)
+{
+    struct world w;
+    struct vs_outcome out;
+    struct vmop_err err = {0};
+    world_init(&w, 7, "vmop-tiny-ovf");
+    w.d.nics[0].port_group = "/DC0/network/no-such-pg";
+    ck_assert_int_ne(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_OK);
+    ck_assert_int_eq(out.failed, 1);
+    ck_assert_str_eq(out.fault, "NotFound");
+    ck_assert_str_eq(err.fault, "NotFound");
+    ck_assert_str_eq(out.failed_step, "lookup");
+    ck_assert_ptr_nonnull(strstr(out.message, "no-such-pg"));
+    ck_assert_int_eq(out.created, 0);
+    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
+    vs_outcome_free(&out);
+
+    /* a standard network is not a DV port group */
+    vmop_err_clear(&err);
+    w.d.nics[0].port_group = sim->network;
+    ck_assert_int_ne(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_OK);
+    ck_assert_str_eq(out.fault, "NotSupported");
+    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
+    vs_outcome_free(&out);
+    world_free(&w);
+}
+END_TEST
+
+START_TEST(missing_pool_fails_nothing_created)
+{
+    struct world w;
+    struct vs_outcome out;
+    struct vmop_err err = {0};
+    char pool[512];
+    world_init(&w, 8, "vmop-tiny-ovf");
+    snprintf(pool, sizeof(pool), "%s/no-such-pool", sim->resource_pool);
+    w.d.resource_pool = pool;
+    ck_assert_int_ne(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_OK);
+    ck_assert_int_eq(out.failed, 1);
+    ck_assert_str_eq(out.failed_step, "create");
+    ck_assert_str_eq(out.fault, "NotFound");
+    ck_assert_ptr_nonnull(strstr(out.message, "no-such-pool"));
+    ck_assert_int_eq(out.created, 0);
+    ck_assert_int_eq(out.obs.present, 0);
+    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
+    vs_outcome_free(&out);
+    world_free(&w);
+}
+END_TEST
+
+START_TEST(min_host_mhz)
+{
+    struct world w;
+    struct vmop_err err = {0};
+    int64_t mhz = 0, mhz2 = 0;
+    uint64_t before;
+    world_init(&w, 9, "vmop-tiny-ovf");
+    ck_assert_msg(vs_min_host_mhz(w.ctx, sim->resource_pool, &mhz, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_int_gt(mhz, 0);
+    before = soap_calls(w.c);
+    ck_assert(vs_min_host_mhz(w.ctx, sim->resource_pool, &mhz2, &err) == VMOP_OK);
+    ck_assert_int_eq(mhz2, mhz);
+    ck_assert_uint_eq(soap_calls(w.c) - before, 0); /* cached */
+    ck_assert_msg(vs_min_host_mhz(w.ctx, sim->cluster, &mhz2, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_int_eq(mhz2, mhz);
+    ck_assert_int_eq(vs_min_host_mhz(w.ctx, "/DC0/host/nope", &mhz2, &err), VMOP_E_NOT_FOUND);
+    ck_assert_str_eq(err.fault, "NotFound");
+    world_free(&w);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("vmsync");
+    TCase *tc = tcase_create("sim");
+    tcase_add_unchecked_fixture(tc, sim_setup, sim_teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, create_converges_and_second_apply_is_noop);
+    tcase_add_test(tc, crash_after_clone);
+    tcase_add_test(tc, crash_after_cache_deploy);
+    tcase_add_test(tc, vm_template_item_concurrent_creates);
+    tcase_add_test(tc, power_states_and_modes);
+    tcase_add_test(tc, delete_twice);
+    tcase_add_test(tc, bad_port_group_fails_before_create);
+    tcase_add_test(tc, missing_pool_fails_nothing_created);
+    tcase_add_test(tc, min_host_mhz);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
