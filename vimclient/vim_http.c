@@ -261,7 +261,7 @@ static vmop_rc map_curl_error(CURLcode cc, const char *method, const char *url, 
     case CURLE_WRITE_ERROR:
         if (vbuf_error(body) == VMOP_E_TOOBIG)
             return vmop_fail(err, VMOP_E_TOOBIG, "%s %s: response larger than %zu bytes", method,
-                             url, VIM_MAX_RESPONSE);
+                             url, body->max);
         rc = vbuf_error(body) == VMOP_E_NOMEM ? VMOP_E_NOMEM : VMOP_E_TRANSPORT;
         break;
     case CURLE_OUT_OF_MEMORY:
@@ -342,7 +342,8 @@ vmop_rc vim_http_do(struct vim_client *c, const struct vim_http_req *req,
     long long start = now_ms(), waited;
     int discard = 0;
 
-    vbuf_init(&resp->body, VIM_MAX_RESPONSE);
+    vbuf_init(&resp->body,
+              req->max_body && req->max_body < VIM_MAX_RESPONSE ? req->max_body : VIM_MAX_RESPONSE);
     resp->status = 0;
     if (!req->method || !req->path || req->path[0] != '/')
         return vmop_fail(err, VMOP_E_INVALID, "vim_http_do: bad method or path");

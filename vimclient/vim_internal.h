@@ -95,6 +95,8 @@ struct vim_http_req {
     const int *cancel;                  /* optional: when *cancel becomes non-zero (read atomically)
                                          * the transfer is aborted within about a second:
                                          * VMOP_E_CANCELED (used by vim_watch_cancel) */
+    size_t max_body;                    /* cap on the response body; 0 = VIM_MAX_RESPONSE (larger
+                                         * values are clamped to it). Over it: VMOP_E_TOOBIG */
 };
 struct vim_http_resp {
     long status;                        /* HTTP status, 0 if none */
@@ -249,6 +251,16 @@ vmop_rc vim_vm_decode(const struct vim_object *obj, struct vim_vm **ret_vm, stru
  * err->fault. */
 vmop_rc vim_rest_call(struct vim_client *c, const char *method, const char *path,
                       const cJSON *body, cJSON **ret_value, struct vmop_err *err);
+/* One vAPI call whose bodies are bytes, not JSON (Content Library file transfers: the download
+ * endpoint of a download session, an upload endpoint). Same session handling as vim_rest_call
+ * (login when needed, the session header, one re-login on 401). body may be NULL; content_type
+ * NULL = none. 2xx: VMOP_OK and *ret_body (may be NULL; free() it; NUL-terminated) with *ret_len.
+ * 404: VMOP_E_NOT_FOUND, 401: VMOP_E_AUTH, else non-2xx: VMOP_E_HTTP (a vAPI error object in the
+ * body is decoded as by vim_rest_parse_reply). A body over max_resp bytes (0 = VIM_MAX_RESPONSE):
+ * VMOP_E_TOOBIG. (catalog addition, used by vim_library_ovf.c.) */
+vmop_rc vim_rest_raw(struct vim_client *c, const char *method, const char *path,
+                     const char *content_type, const void *body, size_t body_len, size_t max_resp,
+                     char **ret_body, size_t *ret_len, struct vmop_err *err);
 /* Deletes the REST session (if any) and forgets it; a session that already expired is fine. */
 vmop_rc vim_rest_logout(struct vim_client *c, struct vmop_err *err);
 /* Frees the REST state (called by vim_client_free after vim_rest_logout). NULL is fine. */

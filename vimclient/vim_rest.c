@@ -455,3 +455,83 @@ vmop_rc vim_rest_logout(struct vim_client *c, struct vmop_err *err)
     vbuf_free(&resp.body);
     return rc;
 }
+
+/* ---- raw transfers (catalog addition) ------------------------------------------------------ */
+
+vmop_rc vim_rest_raw(struct vim_client *c, const char *method, const char *path,
+                     const char *content_type, const void *body, size_t body_len, size_t max_resp,
+                     char **ret_body, size_t *ret_len, struct vmop_err *err)
+{
+    struct vim_rest_state *r = NULL;
+    struct vim_http_resp resp = {0};
+    char *hdr = NULL;
+    char what[REST_PATH_MAX + 16];
+    uint64_t gen = 0;
+    vmop_rc rc;
+
+    if (!c || !method || !path || path[0] != '/' || (body_len && !body))
+        return vmop_fail(err, VMOP_E_INVALID, "vim_rest_raw: bad arguments");
+    if (body_len > VIM_MAX_REQUEST)
+        return vmop_fail(err, VMOP_E_TOOBIG, "%s %s: request over %zu bytes", method, path,
+                         (size_t)VIM_MAX_REQUEST);
+    snprintf(what, sizeof(what), "%s %s", method, path);
+    rc = rest_state(c, &r, err);
+    if (rc)
+        return rc;
+    for (int attempt = 0;; attempt++) {
+        const char *headers[2] = {NULL, NULL};
+        struct vim_http_req req = {
+            .method = method,
+            .path = path,
+            .content_type = content_type,
+            .body = body ? body : (strcmp(method, "GET") != 0 ? "" : NULL),
+            .body_len = body_len,
+            .headers = headers,
+            .max_body = max_resp,
+        };
+
+        free_secret(hdr);
+        hdr = NULL;
+        rc = rest_session_header(c, r, attempt > 0, gen, &hdr, &gen, err);
+        if (rc)
+            goto out;
+        headers[0] = hdr;
+        vbuf_free(&resp.body);
+        memset(&resp, 0, sizeof(resp));
+        __atomic_add_fetch(&c->n_rest_calls, 1, __ATOMIC_RELAXED);
+        rc = vim_http_do(c, &req, &resp, err);
+        if (rc)
+            goto out;
+        if (resp.status != 401 || attempt > 0)
+            break;
+    }
+    if (resp.status < 200 || resp.status >= 300) {
+        if (resp.status == 401)
+            rc = vmop_fail_fault(err, VMOP_E_AUTH, "unauthenticated", 401,
+                                 "%s: session refused again right after a new login (HTTP 401)",
+                                 what);
+        else
+            rc = vim_rest_parse_reply(resp.status, vbuf_str(&resp.body), resp.body.len, what, NULL,
+                                      err);
+        if (!rc) /* cannot happen for a non-2xx, but never report success for one */
+            rc = vmop_fail(err, VMOP_E_HTTP, "%s: HTTP %ld", what, resp.status);
+        goto out;
+    }
+    {
+        size_t len = resp.body.len;
+        if (ret_body) {
+            char *data = len ? vbuf_take(&resp.body) : strdup("");
+            if (!data) {
+                rc = vmop_fail(err, VMOP_E_NOMEM, "%s: out of memory", what);
+                goto out;
+            }
+            *ret_body = data;
+        }
+        if (ret_len)
+            *ret_len = len;
+    }
+out:
+    free_secret(hdr);
+    vbuf_free(&resp.body);
+    return rc;
+}

@@ -433,4 +433,38 @@ vmop_rc vim_library_deploy(struct vim_client *c, const char *item_id,
                            const struct vim_deploy_spec *spec, struct vim_moref *ret_vm,
                            struct vmop_err *err);
 
+/* ---- Content Library: OVF descriptors and template facts (vim_library_ovf.c, owner: catalog) --- */
+
+#define VIM_OVF_MAX_DEFAULT ((size_t)2 << 20)
+
+/* Downloads the .ovf descriptor of an OVF item through a download session: lists the item's
+ * files (GET .../library/item/file?library_item_id=), creates a session (POST
+ * .../library/item/download-session), prepares the .ovf file (POST
+ * .../downloadsession/file/id:<session>?~action=prepare), polls ~action=get until it is PREPARED
+ * (bounded by the client's call timeout), GETs the download endpoint with the REST session, and
+ * deletes the session (also after a failure). The endpoint's path is fetched from the configured
+ * server (vCenter may name itself differently than we reach it). max_bytes (0 =
+ * VIM_OVF_MAX_DEFAULT) caps the file: a listed size or a body over it is VMOP_E_TOOBIG. No .ovf
+ * file: VMOP_E_NOT_FOUND; a file that fails to prepare: VMOP_E_FAULT. On success *ret_data is the
+ * descriptor, NUL-terminated (free() it), and *ret_len its length. */
+vmop_rc vim_library_item_ovf(struct vim_client *c, const char *item_id, size_t max_bytes,
+                             char **ret_data, size_t *ret_len, struct vmop_err *err);
+
+/* Facts of a VM-template item's template VM. Strings owned by the struct, NULL when unknown. */
+struct vim_template_info {
+    struct vim_moref vm; /* the template VM; unset when the server does not name it */
+    char *guest_os;      /* REST guest_OS ("UBUNTU_64") */
+    char *guest_id;      /* the VM's config.guestId ("ubuntu64Guest") */
+    char *hw_version;    /* config.version ("vmx-13") */
+    char *firmware;      /* config.firmware ("bios", "efi") */
+};
+void vim_template_info_free(struct vim_template_info *t);
+/* GET /rest/vcenter/vm-template/library-items/<item> and, when the answer names the template VM
+ * (vm_template), a vim25 read of its config.guestId, config.version and config.firmware. A server
+ * that does not expose the VM (the simulator answers an empty object, or refuses a GET without a
+ * body) gives VMOP_OK with nothing set; only transport, TLS, authentication, timeout and memory
+ * failures are errors. *ret_info: free with vim_template_info_free(). */
+vmop_rc vim_library_item_template(struct vim_client *c, const char *item_id,
+                                  struct vim_template_info **ret_info, struct vmop_err *err);
+
 #endif
