@@ -1,0 +1,377 @@
+/* test_probe.c: unit tests of operator/probe.c: readiness evaluation (tcpSocket, guestHeartbeat,
+ * guestInfo, power), the Ready condition it writes, and the TCP prober against real sockets on
+ * 127.0.0.1: a listener (ready), a closed port (not ready), a full accept queue (timeout), the
+ * transition callback, and 1,000 registered keys under a concurrency cap of 8. Suite: unit. */
+#include <check.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "probe.h"
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+#define WAIT_UNTIL(cond, ms)                                                                       \
+    do {                                                                                           \
+        int64_t end_ = now_ms() + (ms);                                                            \
+        int ok_;                                                                                   \
+        while (!(ok_ = (cond)) && now_ms() < end_)                                                 \
+            sleep_ms(5);                                                                           \
+        ck_assert_msg(ok_, "timed out waiting for " #cond);                                        \
+    } while (0)
+
+static struct api_vm *vm_with_probe(const char *probe_json)
+{
+    char buf[1024];
+    struct api_vm *vm = NULL;
+    struct vmop_err err = {0};
+    snprintf(buf, sizeof(buf),
+             "{\"apiVersion\":\"vmoperator.vmware.com/v1alpha5\",\"kind\":\"VirtualMachine\","
+             "\"metadata\":{\"name\":\"v\",\"namespace\":\"n\"},\"spec\":{%s%s}}",
+             probe_json ? "\"readinessProbe\":" : "", probe_json ? probe_json : "");
+    ck_assert_msg(api_vm_parse_text(buf, strlen(buf), &vm, &err) == VMOP_OK, "%s", err.msg);
+    return vm;
+}
+
+static const char *gi_lookup(void *ud, const char *key)
+{
+    (void)ud;
+    if (strcmp(key, "guestinfo.app.ready") == 0)
+        return "yes-42";
+    if (strcmp(key, "guestinfo.secret") == 0)
+        return "hunter2";
+    return NULL;
+}
+
+static struct probe_result eval(struct api_vm *vm, enum api_power_state pw, const char *hb,
+                                enum probe_tcp tcp)
+{
+    struct probe_facts f = {
+        .power = pw, .primary_ip = "10.0.0.5", .heartbeat = hb, .extra_config = gi_lookup};
+    struct probe_result r;
+    struct vmop_err err = {0};
+    ck_assert_int_eq(probe_evaluate(vm, &f, tcp, &r, &err), VMOP_OK);
+    return r;
+}
+
+START_TEST(eval_no_probe)
+{
+    struct api_vm *vm = vm_with_probe(NULL);
+    struct probe_result r = eval(vm, API_POWER_ON, "green", PROBE_TCP_OK);
+    ck_assert_int_eq(r.has_probe, 0);
+    struct vmop_err err = {0};
+    ck_assert_int_eq(probe_evaluate(NULL, NULL, PROBE_TCP_OK, &r, &err), VMOP_E_INVALID);
+    api_vm_free(vm);
+}
+END_TEST
+
+START_TEST(eval_tcp)
+{
+    struct api_vm *vm = vm_with_probe("{\"tcpSocket\":{\"port\":\"22\"},\"periodSeconds\":3}");
+    const char *host = "x";
+    ck_assert_int_eq(probe_tcp_target(vm, &host), 22);
+    ck_assert_ptr_null(host);
+    struct probe_result r = eval(vm, API_POWER_ON, NULL, PROBE_TCP_OK);
+    ck_assert_int_eq(r.has_probe, 1);
+    ck_assert_int_eq(r.status, API_COND_TRUE);
+    ck_assert_str_eq(r.reason, "Ready");
+    r = eval(vm, API_POWER_ON, NULL, PROBE_TCP_FAIL);
+    ck_assert_int_eq(r.status, API_COND_FALSE);
+    ck_assert_str_eq(r.reason, "NotReady");
+    ck_assert_ptr_nonnull(strstr(r.message, "22"));
+    r = eval(vm, API_POWER_ON, NULL, PROBE_TCP_UNKNOWN);
+    ck_assert_int_eq(r.status, API_COND_UNKNOWN);
+    ck_assert_str_eq(r.reason, "Unknown");
+    /* powered off: never ready, whatever the cached result */
+    r = eval(vm, API_POWER_OFF, NULL, PROBE_TCP_OK);
+    ck_assert_int_eq(r.status, API_COND_FALSE);
+    r = eval(vm, API_POWER_SUSPENDED, NULL, PROBE_TCP_OK);
+    ck_assert_int_eq(r.status, API_COND_FALSE);
+    api_vm_free(vm);
+
+    vm = vm_with_probe("{\"tcpSocket\":{\"port\":8080,\"host\":\"db.local\"}}");
+    ck_assert_int_eq(probe_tcp_target(vm, &host), 8080);
+    ck_assert_str_eq(host, "db.local");
+    api_vm_free(vm);
+    vm = vm_with_probe("{\"tcpSocket\":{\"port\":\"ssh\"}}"); /* named ports cannot be resolved */
+    ck_assert_int_eq(probe_tcp_target(vm, NULL), 0);
+    api_vm_free(vm);
+}
+END_TEST
+
+START_TEST(eval_heartbeat)
+{
+    struct api_vm *g = vm_with_probe("{\"guestHeartbeat\":{}}"); /* threshold defaults green */
+    struct api_vm *y = vm_with_probe("{\"guestHeartbeat\":{\"thresholdStatus\":\"yellow\"}}");
+    ck_assert_int_eq(eval(g, API_POWER_ON, "green", PROBE_TCP_UNKNOWN).status, API_COND_TRUE);
+    ck_assert_int_eq(eval(g, API_POWER_ON, "yellow", PROBE_TCP_UNKNOWN).status, API_COND_FALSE);
+    ck_assert_int_eq(eval(y, API_POWER_ON, "yellow", PROBE_TCP_UNKNOWN).status, API_COND_TRUE);
+    ck_assert_int_eq(eval(y, API_POWER_ON, "green", PROBE_TCP_UNKNOWN).status, API_COND_TRUE);
+    ck_assert_int_eq(eval(y, API_POWER_ON, "red", PROBE_TCP_UNKNOWN).status, API_COND_FALSE);
+    ck_assert_int_eq(eval(y, API_POWER_ON, "gray", PROBE_TCP_UNKNOWN).status, API_COND_FALSE);
+    ck_assert_int_eq(eval(y, API_POWER_ON, NULL, PROBE_TCP_UNKNOWN).status, API_COND_UNKNOWN);
+    ck_assert_int_eq(eval(g, API_POWER_OFF, "green", PROBE_TCP_UNKNOWN).status, API_COND_FALSE);
+    api_vm_free(g);
+    api_vm_free(y);
+}
+END_TEST
+
+START_TEST(eval_guestinfo)
+{
+    struct api_vm *m =
+        vm_with_probe("{\"guestInfo\":[{\"key\":\"app.ready\",\"value\":\"^yes-[0-9]+$\"}]}");
+    struct api_vm *nm = vm_with_probe("{\"guestInfo\":[{\"key\":\"app.ready\"},{\"key\":\"secret\","
+                                      "\"value\":\"^nope$\"}]}");
+    struct api_vm *missing = vm_with_probe("{\"guestInfo\":[{\"key\":\"absent\"}]}");
+    struct api_vm *bad = vm_with_probe("{\"guestInfo\":[{\"key\":\"app.ready\",\"value\":\"(\"}]}");
+    ck_assert_int_eq(eval(m, API_POWER_ON, NULL, PROBE_TCP_UNKNOWN).status, API_COND_TRUE);
+    struct probe_result r = eval(nm, API_POWER_ON, NULL, PROBE_TCP_UNKNOWN);
+    ck_assert_int_eq(r.status, API_COND_FALSE);
+    ck_assert_ptr_nonnull(strstr(r.message, "guestinfo.secret"));
+    ck_assert_ptr_null(strstr(r.message, "hunter2")); /* values never in messages */
+    r = eval(missing, API_POWER_ON, NULL, PROBE_TCP_UNKNOWN);
+    ck_assert_int_eq(r.status, API_COND_FALSE);
+    ck_assert_ptr_nonnull(strstr(r.message, "guestinfo.absent"));
+    ck_assert_int_eq(eval(bad, API_POWER_ON, NULL, PROBE_TCP_UNKNOWN).status, API_COND_FALSE);
+    api_vm_free(m);
+    api_vm_free(nm);
+    api_vm_free(missing);
+    api_vm_free(bad);
+}
+END_TEST
+
+START_TEST(apply_condition)
+{
+    struct api_vm *vm = vm_with_probe("{\"tcpSocket\":{\"port\":22}}");
+    cJSON *conds = cJSON_CreateArray();
+    struct vmop_err err = {0};
+    int changed = -1;
+    struct probe_result r = eval(vm, API_POWER_ON, NULL, PROBE_TCP_FAIL);
+    ck_assert_int_eq(probe_apply(conds, &r, 3, 1000, &changed, &err), VMOP_OK);
+    ck_assert_int_eq(changed, 1);
+    const cJSON *c = api_cond_get(conds, "Ready");
+    ck_assert_str_eq(cJSON_GetObjectItem(c, "status")->valuestring, "False");
+    ck_assert_str_eq(cJSON_GetObjectItem(c, "reason")->valuestring, "NotReady");
+    ck_assert_int_eq(probe_apply(conds, &r, 3, 2000, &changed, &err), VMOP_OK);
+    ck_assert_int_eq(changed, 0);
+    r = eval(vm, API_POWER_ON, NULL, PROBE_TCP_OK);
+    ck_assert_int_eq(probe_apply(conds, &r, 3, 3000, &changed, &err), VMOP_OK);
+    ck_assert_int_eq(changed, 1);
+    ck_assert_int_eq(api_cond_is_true(conds, "Ready"), 1);
+    struct probe_result none = {0};
+    ck_assert_int_eq(probe_apply(conds, &none, 3, 4000, &changed, &err), VMOP_OK);
+    ck_assert_int_eq(changed, 0);
+    cJSON_Delete(conds);
+    api_vm_free(vm);
+}
+END_TEST
+
+/* ---- the TCP prober ---- */
+
+static int listener(int backlog, int *ret_port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t l = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(listen(fd, backlog), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+    *ret_port = ntohs(a.sin_port);
+    return fd;
+}
+
+/* A port nothing listens on: bound (so nobody else gets it while the test runs), never listening.
+ */
+static int closed_port(int *ret_port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t l = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+    *ret_port = ntohs(a.sin_port);
+    return fd;
+}
+
+struct transitions {
+    pthread_mutex_t mu;
+    int n_ok, n_fail;
+    char last_key[64];
+};
+
+static void on_transition(void *ud, const char *key, enum probe_tcp r)
+{
+    struct transitions *t = ud;
+    pthread_mutex_lock(&t->mu);
+    if (r == PROBE_TCP_OK)
+        t->n_ok++;
+    else if (r == PROBE_TCP_FAIL)
+        t->n_fail++;
+    snprintf(t->last_key, sizeof(t->last_key), "%s", key);
+    pthread_mutex_unlock(&t->mu);
+}
+
+static int count_of(struct transitions *t, int ok)
+{
+    pthread_mutex_lock(&t->mu);
+    int n = ok ? t->n_ok : t->n_fail;
+    pthread_mutex_unlock(&t->mu);
+    return n;
+}
+
+START_TEST(prober_listen_and_closed)
+{
+    struct transitions t = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    struct prober *p = NULL;
+    struct vmop_err err = {0};
+    int lport, cport;
+    int lfd = listener(16, &lport), cfd = closed_port(&cport);
+    ck_assert_int_eq(prober_new(4, on_transition, &t, &p, &err), VMOP_OK);
+    ck_assert_int_eq(prober_result(p, "ns/up"), PROBE_TCP_UNKNOWN);
+    ck_assert_int_eq(prober_set(p, "ns/up", "127.0.0.1", lport, 1, 2, &err), VMOP_OK);
+    ck_assert_int_eq(prober_set(p, "ns/down", "127.0.0.1", cport, 1, 2, &err), VMOP_OK);
+    WAIT_UNTIL(prober_result(p, "ns/up") == PROBE_TCP_OK, 5000);
+    WAIT_UNTIL(prober_result(p, "ns/down") == PROBE_TCP_FAIL, 5000);
+    WAIT_UNTIL(count_of(&t, 1) == 1 && count_of(&t, 0) == 1, 2000);
+
+    /* the listener goes away: a transition to FAIL within a period or two */
+    close(lfd);
+    WAIT_UNTIL(prober_result(p, "ns/up") == PROBE_TCP_FAIL, 5000);
+    WAIT_UNTIL(count_of(&t, 0) == 2, 2000);
+    pthread_mutex_lock(&t.mu);
+    ck_assert_str_eq(t.last_key, "ns/up");
+    pthread_mutex_unlock(&t.mu);
+    /* a steady result is not a transition */
+    sleep_ms(1200);
+    ck_assert_int_eq(count_of(&t, 0), 2);
+    ck_assert_int_eq(count_of(&t, 1), 1);
+
+    /* retargeting resets to UNKNOWN, then probes the new target */
+    lfd = listener(16, &lport);
+    ck_assert_int_eq(prober_set(p, "ns/down", "127.0.0.1", lport, 1, 2, &err), VMOP_OK);
+    WAIT_UNTIL(prober_result(p, "ns/down") == PROBE_TCP_OK, 5000);
+    prober_remove(p, "ns/down");
+    ck_assert_int_eq(prober_result(p, "ns/down"), PROBE_TCP_UNKNOWN);
+    prober_remove(p, "ns/never");
+
+    ck_assert_int_eq(prober_set(p, "k", "127.0.0.1", 0, 1, 1, &err), VMOP_E_INVALID);
+    ck_assert_int_eq(prober_set(p, "k", "127.0.0.1", 80, 0, 1, &err), VMOP_E_INVALID);
+    ck_assert_int_ne(prober_new(0, NULL, NULL, &(struct prober *){NULL}, &err), VMOP_OK);
+    prober_free(p);
+    close(lfd);
+    close(cfd);
+}
+END_TEST
+
+START_TEST(prober_timeout)
+{
+    struct prober *p = NULL;
+    struct vmop_err err = {0};
+    int port, fill[4], n_fill = 0;
+    /* backlog 0 never accepted: once the accept queue is full the kernel drops SYNs, so the
+     * prober's connect hangs until its 1 s timeout */
+    int lfd = listener(0, &port);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (int i = 0; i < 4; i++) {
+        fill[n_fill] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(fill[n_fill], 0);
+        (void)connect(fill[n_fill], (struct sockaddr *)&a, sizeof(a));
+        n_fill++;
+    }
+    /* the first filler's handshake completes (bounded wait); it fills the accept queue */
+    struct pollfd pfd = {.fd = fill[0], .events = POLLOUT};
+    ck_assert_int_eq(poll(&pfd, 1, 2000), 1);
+    ck_assert_int_eq(prober_new(2, NULL, NULL, &p, &err), VMOP_OK);
+    int64_t t0 = now_ms();
+    ck_assert_int_eq(prober_set(p, "ns/slow", "127.0.0.1", port, 30, 1, &err), VMOP_OK);
+    WAIT_UNTIL(prober_result(p, "ns/slow") == PROBE_TCP_FAIL, 5000);
+    int64_t took = now_ms() - t0;
+    ck_assert_msg(took >= 900 && took < 4000, "timeout after %lld ms", (long long)took);
+    struct prober_stats st;
+    prober_get_stats(p, &st);
+    ck_assert_uint_eq(st.in_flight, 0);
+    prober_free(p);
+    for (int i = 0; i < n_fill; i++)
+        close(fill[i]);
+    close(lfd);
+}
+END_TEST
+
+START_TEST(prober_bounded_1000)
+{
+    struct prober *p = NULL;
+    struct vmop_err err = {0};
+    struct prober_stats st;
+    int port, n_ok = 0;
+    int lfd = listener(4096, &port);
+    char key[32];
+    ck_assert_int_eq(prober_new(8, NULL, NULL, &p, &err), VMOP_OK);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(key, sizeof(key), "ns/vm-%04d", i);
+        ck_assert_int_eq(prober_set(p, key, "127.0.0.1", port, 60, 5, &err), VMOP_OK);
+    }
+    int64_t end = now_ms() + 20000;
+    while (n_ok < 1000 && now_ms() < end) {
+        n_ok = 0;
+        for (int i = 0; i < 1000; i++) {
+            snprintf(key, sizeof(key), "ns/vm-%04d", i);
+            n_ok += prober_result(p, key) == PROBE_TCP_OK;
+        }
+        if (n_ok < 1000)
+            sleep_ms(20);
+    }
+    ck_assert_int_eq(n_ok, 1000);
+    prober_get_stats(p, &st);
+    ck_assert_uint_eq(st.keys, 1000);
+    ck_assert_uint_le(st.max_in_flight, 8);
+    ck_assert_uint_ge(st.started, 1000);
+    prober_free(p);
+    close(lfd);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("probe");
+    TCase *ev = tcase_create("evaluate");
+    tcase_add_test(ev, eval_no_probe);
+    tcase_add_test(ev, eval_tcp);
+    tcase_add_test(ev, eval_heartbeat);
+    tcase_add_test(ev, eval_guestinfo);
+    tcase_add_test(ev, apply_condition);
+    suite_add_tcase(s, ev);
+    TCase *pr = tcase_create("prober");
+    tcase_add_test(pr, prober_listen_and_closed);
+    tcase_add_test(pr, prober_timeout);
+    tcase_add_test(pr, prober_bounded_1000);
+    suite_add_tcase(s, pr);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,314 @@
+/* test_vmservice_int.c: the VirtualMachineService controller (operator/vmservice.c) against
+ * kube-testapi (tests/apiserver harness) with the project's CRDs (manifests/crd, converted to JSON
+ * at build time). VMs get their status written directly through the status subresource (no VM
+ * controller). Covers: a LoadBalancer service over three VMs plus a probe VM -> Service,
+ * Endpoints, EndpointSlice and finalizer; LB ingress copied back; power off -> not ready; relabel
+ * -> out of the selection; probe VM Ready False -> not ready, True -> ready; no writes when nothing
+ * changed; delete -> the three objects are garbage collected. Suite: integration. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "endpoints.h"
+#include "harness.h"
+#include "kube_client.h"
+#include "kube_util.h"
+#include "vmservice.h"
+
+#define NS "default"
+
+#define WAIT_UNTIL(cond, ms)                                                                       \
+    do {                                                                                           \
+        int64_t end_ = kube_mono_ms() + (ms);                                                      \
+        int ok_;                                                                                   \
+        while (!(ok_ = (cond)) && kube_mono_ms() < end_)                                           \
+            kube_sleep_ms(20, NULL);                                                               \
+        ck_assert_msg(ok_, "timed out waiting for " #cond);                                        \
+    } while (0)
+
+static struct apiserver *srv;
+static struct kube_client *kc;
+
+static cJSON *parse(const char *s)
+{
+    cJSON *o = cJSON_Parse(s);
+    ck_assert_msg(o != NULL, "bad JSON in test: %s", s);
+    return o;
+}
+
+static void create_crd(const char *env)
+{
+    const char *path = getenv(env);
+    char *text = NULL;
+    size_t len = 0;
+    struct vmop_err err = {0};
+    ck_assert_msg(path != NULL, "%s not set", env);
+    ck_assert_msg(kube_read_file(path, 4u << 20, &text, &len, &err) == VMOP_OK, "%s", err.msg);
+    cJSON *crd = cJSON_ParseWithLength(text, len);
+    free(text);
+    ck_assert_ptr_nonnull(crd);
+    ck_assert_msg(kube_create(kc, &kube_res_crds, NULL, crd, NULL, NULL, &err) == VMOP_OK, "%s",
+                  err.msg);
+    cJSON_Delete(crd);
+}
+
+static int list_ok(const struct kube_resource *r)
+{
+    cJSON *l = NULL;
+    struct vmop_err err = {0};
+    vmop_rc rc = kube_list(kc, r, NS, NULL, &l, &err);
+    cJSON_Delete(l);
+    return rc == VMOP_OK;
+}
+
+static void create(const struct kube_resource *r, const char *json)
+{
+    struct vmop_err err = {0};
+    cJSON *o = parse(json);
+    ck_assert_msg(kube_create(kc, r, NS, o, NULL, NULL, &err) == VMOP_OK, "create: %s", err.msg);
+    cJSON_Delete(o);
+}
+
+static void patch(const struct kube_resource *r, const char *name, const char *json, int status)
+{
+    struct vmop_err err = {0};
+    cJSON *p = parse(json);
+    vmop_rc rc = status ? kube_patch_status(kc, r, NS, name, KUBE_PATCH_MERGE, p, NULL, NULL, &err)
+                        : kube_patch(kc, r, NS, name, KUBE_PATCH_MERGE, p, NULL, NULL, &err);
+    ck_assert_msg(rc == VMOP_OK, "patch %s: %s", name, err.msg);
+    cJSON_Delete(p);
+}
+
+static void make_vm(const char *name, const char *ip, int probe)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "{\"apiVersion\":\"vmoperator.vmware.com/v1alpha5\",\"kind\":\"VirtualMachine\","
+             "\"metadata\":{\"name\":\"%s\",\"labels\":{\"app\":\"web\"}},\"spec\":{"
+             "\"className\":\"small\",\"imageName\":\"vmi-0123456789abcdef0\","
+             "\"powerState\":\"PoweredOn\"%s}}",
+             name, probe ? ",\"readinessProbe\":{\"tcpSocket\":{\"port\":22}}" : "");
+    create(&vmsvc_res_vms, buf);
+    snprintf(buf, sizeof(buf),
+             "{\"status\":{\"powerState\":\"PoweredOn\",\"network\":{\"primaryIP4\":\"%s\"}}}", ip);
+    patch(&vmsvc_res_vms, name, buf, 1);
+}
+
+static void set_ready(const char *name, int ready)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf),
+             "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\",\"reason\":"
+             "\"%s\",\"message\":\"\",\"lastTransitionTime\":\"2026-11-29T00:00:0%dZ\"}]}}",
+             ready ? "True" : "False", ready ? "Ready" : "NotReady", ready);
+    patch(&vmsvc_res_vms, name, buf, 1);
+}
+
+/* "ready=a,b;notready=c" from the stored Endpoints, or "" when absent. */
+static void ep_summary(char *out, size_t n)
+{
+    cJSON *ep = NULL;
+    struct vmop_err err = {0};
+    out[0] = 0;
+    if (kube_get(kc, &vmsvc_res_endpoints, NS, "web", NULL, &ep, &err) != VMOP_OK)
+        return;
+    const cJSON *sub = cJSON_GetArrayItem(cJSON_GetObjectItem(ep, "subsets"), 0);
+    const char *which[] = {"addresses", "notReadyAddresses"};
+    for (int w = 0; w < 2; w++) {
+        const cJSON *a;
+        int first = 1;
+        strncat(out, w ? ";notready=" : "ready=", n - strlen(out) - 1);
+        cJSON_ArrayForEach(a, cJSON_GetObjectItem(sub, which[w]))
+        {
+            if (!first)
+                strncat(out, ",", n - strlen(out) - 1);
+            first = 0;
+            strncat(out, kube_json_path_str(a, "targetRef", "name"), n - strlen(out) - 1);
+        }
+    }
+    cJSON_Delete(ep);
+}
+
+static int ep_is(const char *want)
+{
+    char got[256];
+    ep_summary(got, sizeof(got));
+    return strcmp(got, want) == 0;
+}
+
+/* Ready endpoints in the stored EndpointSlice. */
+static int slice_ready(void)
+{
+    cJSON *es = NULL;
+    struct vmop_err err = {0};
+    const cJSON *e;
+    int n = 0;
+    if (kube_get(kc, &vmsvc_res_endpointslices, NS, "web", NULL, &es, &err) != VMOP_OK)
+        return -1;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(es, "endpoints"))
+    {
+        n += cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "conditions"), "ready"));
+    }
+    cJSON_Delete(es);
+    return n;
+}
+
+static int gone(const struct kube_resource *r, const char *name)
+{
+    cJSON *o = NULL;
+    struct vmop_err err = {0};
+    vmop_rc rc = kube_get(kc, r, NS, name, NULL, &o, &err);
+    cJSON_Delete(o);
+    return rc == VMOP_E_NOT_FOUND;
+}
+
+static int ingress_is(const char *ip)
+{
+    cJSON *o = NULL;
+    struct vmop_err err = {0};
+    int ok = 0;
+    if (kube_get(kc, &vmsvc_res_vmservices, NS, "web", NULL, &o, &err) != VMOP_OK)
+        return 0;
+    const cJSON *in = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "status"), "loadBalancer"),
+                            "ingress"),
+        0);
+    ok = in && kube_json_str(in, "ip") && strcmp(kube_json_str(in, "ip"), ip) == 0;
+    cJSON_Delete(o);
+    return ok;
+}
+
+static void setup(void)
+{
+    struct vmop_err err = {0};
+    struct kube_config *cfg = NULL;
+    ck_assert_msg(apiserver_start(NULL, &srv, &err) == VMOP_OK, "apiserver: %s", err.msg);
+    ck_assert_msg(kube_config_from_files(srv->kubeconfig, NULL, &cfg, &err) == VMOP_OK, "%s",
+                  err.msg);
+    ck_assert_msg(kube_client_new(cfg, NULL, &kc, &err) == VMOP_OK, "%s", err.msg);
+    kube_config_free(cfg);
+    create_crd("VMSVC_CRD_VM");
+    create_crd("VMSVC_CRD_VMSERVICE");
+    WAIT_UNTIL(list_ok(&vmsvc_res_vms) && list_ok(&vmsvc_res_vmservices), 10000);
+}
+
+static void teardown(void)
+{
+    struct vmop_err err = {0};
+    kube_client_free(kc);
+    kc = NULL;
+    apiserver_stop(srv, &err);
+    srv = NULL;
+}
+
+START_TEST(service_lifecycle)
+{
+    struct vmop_err err = {0};
+    struct vmsvc *vs = NULL;
+    struct vmsvc_opts so = {.workers = 2};
+    struct vmsvc_stats st0, st1;
+    cJSON *o = NULL;
+
+    make_vm("vm-1", "10.20.0.1", 0);
+    make_vm("vm-2", "10.20.0.2", 0);
+    make_vm("vm-3", "10.20.0.3", 0);
+    make_vm("vm-4", "10.20.0.4", 1);
+    set_ready("vm-4", 0);
+    create(
+        &vmsvc_res_vmservices,
+        "{\"apiVersion\":\"vmoperator.vmware.com/v1alpha5\",\"kind\":"
+        "\"VirtualMachineService\",\"metadata\":{\"name\":\"web\",\"labels\":{\"team\":"
+        "\"a\"}},\"spec\":{\"type\":\"LoadBalancer\",\"selector\":{\"app\":\"web\"},"
+        "\"ports\":[{\"name\":\"http\",\"protocol\":\"TCP\",\"port\":80,\"targetPort\":8080}]}}");
+
+    ck_assert_msg(vmsvc_new(kc, &so, &vs, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vmsvc_start(vs, &err) == VMOP_OK, "%s", err.msg);
+
+    WAIT_UNTIL(ep_is("ready=vm-1,vm-2,vm-3;notready=vm-4"), 10000);
+    WAIT_UNTIL(slice_ready() == 3, 5000);
+
+    /* the Service: selectorless, LB, owned */
+    ck_assert_int_eq(kube_get(kc, &vmsvc_res_services, NS, "web", NULL, &o, &err), VMOP_OK);
+    const cJSON *sp = cJSON_GetObjectItem(o, "spec");
+    ck_assert_ptr_null(cJSON_GetObjectItem(sp, "selector"));
+    ck_assert_str_eq(kube_json_str(sp, "type"), "LoadBalancer");
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(sp, "allocateLoadBalancerNodePorts")));
+    ck_assert_int_eq(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(sp, "ports"), 0), "targetPort")
+            ->valueint,
+        8080);
+    const cJSON *ref = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"), "ownerReferences"), 0);
+    ck_assert_str_eq(kube_json_str(ref, "kind"), "VirtualMachineService");
+    ck_assert_str_eq(
+        kube_json_str(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"), "labels"), "team"),
+        "a");
+    cJSON_Delete(o);
+    o = NULL;
+
+    /* the finalizer */
+    ck_assert_int_eq(kube_get(kc, &vmsvc_res_vmservices, NS, "web", NULL, &o, &err), VMOP_OK);
+    const cJSON *f = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"), "finalizers"), 0);
+    ck_assert_str_eq(f->valuestring, VMSVC_FINALIZER);
+    cJSON_Delete(o);
+    o = NULL;
+
+    /* LB ingress from the Service status is copied to the VirtualMachineService */
+    patch(&vmsvc_res_services, "web",
+          "{\"status\":{\"loadBalancer\":{\"ingress\":[{\"ip\":\"192.0.2.10\"}]}}}", 1);
+    WAIT_UNTIL(ingress_is("192.0.2.10"), 10000);
+
+    /* power one off: it leaves the ready set */
+    patch(&vmsvc_res_vms, "vm-2", "{\"status\":{\"powerState\":\"PoweredOff\"}}", 1);
+    WAIT_UNTIL(ep_is("ready=vm-1,vm-3;notready=vm-2,vm-4"), 10000);
+    WAIT_UNTIL(slice_ready() == 2, 5000);
+
+    /* relabel one: it leaves the selection */
+    patch(&vmsvc_res_vms, "vm-3", "{\"metadata\":{\"labels\":{\"app\":\"other\"}}}", 0);
+    WAIT_UNTIL(ep_is("ready=vm-1;notready=vm-2,vm-4"), 10000);
+
+    /* the probe VM becomes Ready: it joins the ready set */
+    set_ready("vm-4", 1);
+    WAIT_UNTIL(ep_is("ready=vm-1,vm-4;notready=vm-2"), 10000);
+    /* and fails again */
+    set_ready("vm-4", 0);
+    WAIT_UNTIL(ep_is("ready=vm-1;notready=vm-2,vm-4"), 10000);
+
+    /* a change that does not matter: reconciled, nothing written */
+    WAIT_UNTIL(slice_ready() == 1, 5000);
+    vmsvc_get_stats(vs, &st0);
+    patch(&vmsvc_res_vms, "vm-1", "{\"metadata\":{\"annotations\":{\"touch\":\"1\"}}}", 0);
+    WAIT_UNTIL((vmsvc_get_stats(vs, &st1), st1.reconciles > st0.reconciles), 5000);
+    ck_assert_uint_eq(st1.writes, st0.writes);
+
+    /* delete the service: the finalizer goes, then Service, Endpoints and EndpointSlice */
+    ck_assert_int_eq(kube_delete(kc, &vmsvc_res_vmservices, NS, "web", NULL, NULL, &err), VMOP_OK);
+    WAIT_UNTIL(gone(&vmsvc_res_vmservices, "web"), 10000);
+    WAIT_UNTIL(gone(&vmsvc_res_services, "web"), 10000);
+    WAIT_UNTIL(gone(&vmsvc_res_endpoints, "web"), 10000);
+    WAIT_UNTIL(gone(&vmsvc_res_endpointslices, "web"), 10000);
+
+    vmsvc_stop(vs);
+    vmsvc_free(vs);
+}
+END_TEST
+
+int main(void)
+{
+    struct vmop_err err = {0};
+    if (kube_global_init(&err) != VMOP_OK)
+        return EXIT_FAILURE;
+    Suite *s = suite_create("vmservice");
+    TCase *tc = tcase_create("integration");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, service_lifecycle);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    kube_global_cleanup();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
