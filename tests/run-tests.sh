@@ -62,7 +62,7 @@ PY
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 run_build build-test "normal"
-run_build build-asan "asan+ubsan" -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+run_build build-asan "asan+ubsan" -Db_sanitize=address,undefined -Db_lundef=false
 
 if [ -x tests/fuzz/run-fuzz.sh ] && command -v clang >/dev/null; then
     if FUZZ_SECONDS=$FUZZ_SECONDS tests/fuzz/run-fuzz.sh >build-fuzz.log 2>&1; then

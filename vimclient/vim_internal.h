@@ -35,21 +35,22 @@
 #define XSI_NS   "http://www.w3.org/2001/XMLSchema-instance"
 
 /* Caps on what a peer can make us hold. */
-#define VIM_MAX_RESPONSE ((size_t)64 << 20)  /* one SOAP or REST response body */
-#define VIM_MAX_REQUEST  ((size_t)16 << 20)  /* one request body we build */
+#define VIM_MAX_RESPONSE ((size_t)64 << 20) /* one SOAP or REST response body */
+#define VIM_MAX_REQUEST  ((size_t)16 << 20) /* one request body we build */
 
-/* ---- the client (vim_client.c) ---------------------------------------------------------------- */
+/* ---- the client (vim_client.c) ----------------------------------------------------------------
+ */
 
-struct vim_rest_state;   /* owned by vim_rest.c */
+struct vim_rest_state; /* owned by vim_rest.c */
 
 struct vim_client {
     /* read-only after vim_client_new() */
-    char *base_url;              /* scheme://host[:port], no trailing slash */
+    char *base_url; /* scheme://host[:port], no trailing slash */
     char *username;
-    char *password;              /* zeroed before free */
+    char *password; /* zeroed before free */
     char *ca_file;
-    unsigned char pin[32];       /* thumbprint to pin, raw bytes */
-    size_t pin_len;              /* 0 = no pin, 20 = SHA-1, 32 = SHA-256 */
+    unsigned char pin[32]; /* thumbprint to pin, raw bytes */
+    size_t pin_len;        /* 0 = no pin, 20 = SHA-1, 32 = SHA-256 */
     int insecure;
     long timeout_ms;
     long connect_timeout_ms;
@@ -58,17 +59,17 @@ struct vim_client {
     /* connection pool (vim_http.c) */
     pthread_mutex_t pool_lock;
     pthread_cond_t pool_cond;
-    CURL **idle;                 /* guarded by pool_lock */
-    int n_idle;                  /* guarded by pool_lock */
-    int n_busy;                  /* guarded by pool_lock */
-    CURLSH *share;               /* shares cookies between pool handles */
+    CURL **idle;   /* guarded by pool_lock */
+    int n_idle;    /* guarded by pool_lock */
+    int n_busy;    /* guarded by pool_lock */
+    CURLSH *share; /* shares cookies between pool handles */
     pthread_mutex_t share_lock;
 
     /* SOAP session (vim_session.c) */
     pthread_mutex_t session_lock;
-    uint64_t session_gen;        /* guarded by session_lock: bumped by every successful login */
-    int logged_in;               /* guarded by session_lock */
-    int have_sc;                 /* guarded by session_lock: ServiceContent read */
+    uint64_t session_gen; /* guarded by session_lock: bumped by every successful login */
+    int logged_in;        /* guarded by session_lock */
+    int have_sc;          /* guarded by session_lock: ServiceContent read */
     struct vim_moref sc_root_folder, sc_property_collector, sc_view_manager, sc_search_index,
         sc_session_manager, sc_task_manager; /* written once under session_lock, then read-only */
     char *about_api_version, *about_full_name, *about_instance_uuid;
@@ -80,38 +81,40 @@ struct vim_client {
     uint64_t n_soap_calls, n_rest_calls, n_logins, n_relogins;
 };
 
-/* ---- transport (vim_http.c) ------------------------------------------------------------------- */
+/* ---- transport (vim_http.c) -------------------------------------------------------------------
+ */
 
 struct vim_http_req {
-    const char *method;                 /* "GET", "POST", "PUT", "DELETE" */
-    const char *path;                   /* appended to base_url: "/sdk", "/rest/com/vmware/..." */
-    const char *content_type;           /* NULL = none */
-    const char *body;                   /* may be NULL */
+    const char *method;       /* "GET", "POST", "PUT", "DELETE" */
+    const char *path;         /* appended to base_url: "/sdk", "/rest/com/vmware/..." */
+    const char *content_type; /* NULL = none */
+    const char *body;         /* may be NULL */
     size_t body_len;
-    const char *const *headers;         /* NULL-terminated "Name: value" list, or NULL */
-    const char *basic_user;             /* HTTP Basic auth, or NULL */
+    const char *const *headers; /* NULL-terminated "Name: value" list, or NULL */
+    const char *basic_user;     /* HTTP Basic auth, or NULL */
     const char *basic_password;
-    long timeout_ms;                    /* 0 = client default */
-    const int *cancel;                  /* optional: when *cancel becomes non-zero (read atomically)
-                                         * the transfer is aborted within about a second:
-                                         * VMOP_E_CANCELED (used by vim_watch_cancel) */
-    size_t max_body;                    /* cap on the response body; 0 = VIM_MAX_RESPONSE (larger
-                                         * values are clamped to it). Over it: VMOP_E_TOOBIG */
+    long timeout_ms;   /* 0 = client default */
+    const int *cancel; /* optional: when *cancel becomes non-zero (read atomically)
+                        * the transfer is aborted within about a second:
+                        * VMOP_E_CANCELED (used by vim_watch_cancel) */
+    size_t max_body;   /* cap on the response body; 0 = VIM_MAX_RESPONSE (larger
+                        * values are clamped to it). Over it: VMOP_E_TOOBIG */
 };
 struct vim_http_resp {
-    long status;                        /* HTTP status, 0 if none */
-    struct vbuf body;                   /* caller vbuf_free()s it; capped at VIM_MAX_RESPONSE */
+    long status;      /* HTTP status, 0 if none */
+    struct vbuf body; /* caller vbuf_free()s it; capped at VIM_MAX_RESPONSE */
 };
 /* One request on a pooled connection. Transport failures: VMOP_E_TRANSPORT, VMOP_E_TLS,
  * VMOP_E_TIMEOUT. Any HTTP status is success here: callers interpret it. */
-vmop_rc vim_http_do(struct vim_client *c, const struct vim_http_req *req, struct vim_http_resp *resp,
-                    struct vmop_err *err);
+vmop_rc vim_http_do(struct vim_client *c, const struct vim_http_req *req,
+                    struct vim_http_resp *resp, struct vmop_err *err);
 /* Drops every cookie (before a SOAP re-login: vcsim refuses Login with a live session cookie). */
 void vim_http_clear_cookies(struct vim_client *c);
 vmop_rc vim_http_init(struct vim_client *c, struct vmop_err *err);
 void vim_http_cleanup(struct vim_client *c);
 
-/* ---- XML (vim_xml.c) -------------------------------------------------------------------------- */
+/* ---- XML (vim_xml.c) --------------------------------------------------------------------------
+ */
 
 /* First element child of parent whose local name is `name` (any namespace); NULL = none. */
 xmlNodePtr vim_xml_child(xmlNodePtr parent, const char *name);
@@ -136,21 +139,23 @@ xmlDocPtr vim_xml_parse(const char *data, size_t len);
 /* Writing: <elem type="T">value</elem> */
 vmop_rc vim_xml_add_moref(struct vbuf *b, const char *elem, const struct vim_moref *ref);
 /* <elem xsi:type="xsd:string">escaped</elem> (anyType values need the xsi:type) */
-vmop_rc vim_xml_add_typed(struct vbuf *b, const char *elem, const char *xsd_type, const char *value);
+vmop_rc vim_xml_add_typed(struct vbuf *b, const char *elem, const char *xsd_type,
+                          const char *value);
 
-/* ---- SOAP (vim_soap.c) ------------------------------------------------------------------------ */
+/* ---- SOAP (vim_soap.c) ------------------------------------------------------------------------
+ */
 
 struct vim_resp {
-    xmlDocPtr doc;         /* owned */
-    xmlNodePtr response;   /* the <MethodResponse> element, borrowed from doc */
+    xmlDocPtr doc;       /* owned */
+    xmlNodePtr response; /* the <MethodResponse> element, borrowed from doc */
 };
 void vim_resp_free(struct vim_resp *r);
 
 enum vim_occurs {
-    VIM_RET_NONE,          /* no returnval expected */
-    VIM_RET_OPTIONAL,      /* zero or one */
-    VIM_RET_REQUIRED,      /* exactly one */
-    VIM_RET_LIST,          /* zero or more */
+    VIM_RET_NONE,     /* no returnval expected */
+    VIM_RET_OPTIONAL, /* zero or one */
+    VIM_RET_REQUIRED, /* exactly one */
+    VIM_RET_LIST,     /* zero or more */
 };
 /* Calls `method` on this_ref with extra parameters params_xml (already escaped; may be NULL).
  * Checks the returnval count against `occurs` (VMOP_E_PROTO when it does not match). A fault is
@@ -162,8 +167,8 @@ vmop_rc vim_soap_call(struct vim_client *c, const char *method, const struct vim
 /* Per-call options (vimcore refinement): a longer or shorter bound than the client's timeout, and
  * a cancel flag (see struct vim_http_req). NULL opts = defaults. */
 struct vim_call_opts {
-    long timeout_ms;       /* 0 = client default */
-    const int *cancel;     /* may be NULL */
+    long timeout_ms;   /* 0 = client default */
+    const int *cancel; /* may be NULL */
 };
 vmop_rc vim_soap_call_ex(struct vim_client *c, const char *method, const struct vim_moref *this_ref,
                          const char *params_xml, enum vim_occurs occurs,
@@ -189,7 +194,8 @@ void vim_soap_fault_details(xmlNodePtr fault, struct vbuf *out);
 vmop_rc vim_soap_envelope(struct vbuf *out, const char *method, const struct vim_moref *this_ref,
                           const char *params_xml);
 
-/* ---- session (vim_session.c) ------------------------------------------------------------------ */
+/* ---- session (vim_session.c) ------------------------------------------------------------------
+ */
 
 /* Reads ServiceContent if not read yet. */
 vmop_rc vim_session_service_content(struct vim_client *c, struct vmop_err *err);
@@ -197,19 +203,20 @@ vmop_rc vim_session_service_content(struct vim_client *c, struct vmop_err *err);
 vmop_rc vim_session_login(struct vim_client *c, uint64_t seen_gen, struct vmop_err *err);
 uint64_t vim_session_gen(struct vim_client *c);
 
-/* ---- PropertyCollector (vim_pc.c) ------------------------------------------------------------- */
+/* ---- PropertyCollector (vim_pc.c) -------------------------------------------------------------
+ */
 
 struct vim_prop {
-    const char *path;      /* borrowed from the document */
-    xmlNodePtr val;        /* the <val> element, borrowed */
+    const char *path; /* borrowed from the document */
+    xmlNodePtr val;   /* the <val> element, borrowed */
 };
 struct vim_object {
     struct vim_moref ref;
-    struct vim_prop *props;   /* owned array */
+    struct vim_prop *props; /* owned array */
     size_t n_props;
 };
 struct vim_objects {
-    struct vim_resp **pages;  /* owned: every response page (nodes point into them) */
+    struct vim_resp **pages; /* owned: every response page (nodes point into them) */
     size_t n_pages;
     struct vim_object *items; /* owned array */
     size_t n;
@@ -232,25 +239,27 @@ vmop_rc vim_retrieve(struct vim_client *c, const struct vim_moref *obj, const ch
 vmop_rc vim_retrieve_in(struct vim_client *c, const struct vim_moref *container, const char *type,
                         const char *const *paths, struct vim_objects *ret_objs,
                         struct vmop_err *err);
-vmop_rc vim_view_create(struct vim_client *c, const struct vim_moref *container,
-                        const char *type, struct vim_moref *ret_view, struct vmop_err *err);
+vmop_rc vim_view_create(struct vim_client *c, const struct vim_moref *container, const char *type,
+                        struct vim_moref *ret_view, struct vmop_err *err);
 vmop_rc vim_view_destroy(struct vim_client *c, const struct vim_moref *view, struct vmop_err *err);
 
-/* ---- typed decoders (vim_types.c) ------------------------------------------------------------- */
+/* ---- typed decoders (vim_types.c) -------------------------------------------------------------
+ */
 
 /* Property paths vim_vm_get() asks for (NULL-terminated) and the decoder that fills a vim_vm. */
 extern const char *const vim_vm_props[];
 vmop_rc vim_vm_decode(const struct vim_object *obj, struct vim_vm **ret_vm, struct vmop_err *err);
 
-/* ---- REST (vim_rest.c) ------------------------------------------------------------------------ */
+/* ---- REST (vim_rest.c) ------------------------------------------------------------------------
+ */
 
 /* One vAPI call: logs in (POST /rest/com/vmware/cis/session) when needed, sends the session id
  * header, re-logs in once on 401. body may be NULL. On 2xx, *ret_value (may be NULL) gets the
  * detached "value" member (cJSON_Delete it; NULL when absent). A non-2xx answer or an error object
  * inside a 200 is VMOP_E_HTTP / VMOP_E_FAULT / VMOP_E_NOT_FOUND with the vAPI error type in
  * err->fault. */
-vmop_rc vim_rest_call(struct vim_client *c, const char *method, const char *path,
-                      const cJSON *body, cJSON **ret_value, struct vmop_err *err);
+vmop_rc vim_rest_call(struct vim_client *c, const char *method, const char *path, const cJSON *body,
+                      cJSON **ret_value, struct vmop_err *err);
 /* One vAPI call whose bodies are bytes, not JSON (Content Library file transfers: the download
  * endpoint of a download session, an upload endpoint). Same session handling as vim_rest_call
  * (login when needed, the session header, one re-login on 401). body may be NULL; content_type

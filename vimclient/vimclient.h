@@ -3,8 +3,9 @@
  * vimclient knows nothing of Kubernetes. It is what the operator (and the `vimc` command-line tool)
  * use to find, create, change and destroy VMs and to read Content Libraries.
  *
- * Errors: every call returns a vmop_rc and fills a caller-owned struct vmop_err (api/base/vmop_err.h).
- * A SOAP fault or a task error is VMOP_E_FAULT with err->fault set to the vSphere fault type
+ * Errors: every call returns a vmop_rc and fills a caller-owned struct vmop_err
+ * (api/base/vmop_err.h). A SOAP fault or a task error is VMOP_E_FAULT with err->fault set to the
+ * vSphere fault type
  * ("InvalidPowerState", "ManagedObjectNotFound", "DuplicateName", ...). Wrong credentials are
  * VMOP_E_AUTH (never retried). Lookups that find nothing return VMOP_E_NOT_FOUND.
  *
@@ -16,8 +17,8 @@
  * between the pool's handles. A session that expires (NotAuthenticated, or a RetrieveProperties
  * missingSet with NotAuthenticated, or REST 401) is re-established once, under a lock, and the call
  * retried. A struct vim_watch (WaitForUpdatesEx) uses its own PropertyCollector and connection so a
- * long wait never blocks other calls. Results (struct vim_vm, ...) are plain data: use them from any
- * thread, free them once.
+ * long wait never blocks other calls. Results (struct vim_vm, ...) are plain data: use them from
+ * any thread, free them once.
  */
 #ifndef VIMCLIENT_H
 #define VIMCLIENT_H
@@ -32,18 +33,18 @@
 struct vim_client;
 
 struct vim_config {
-    const char *url;          /* "https://vc.example.com" (path /sdk is added for SOAP, /rest for REST);
-                               * "http://" only for tests */
+    const char *url; /* "https://vc.example.com" (path /sdk is added for SOAP, /rest for REST);
+                      * "http://" only for tests */
     const char *username;
-    const char *password;     /* copied into the client; zeroed when the client is freed */
-    const char *ca_file;      /* PEM bundle to verify the server; NULL = system CAs */
-    const char *thumbprint;   /* pin the leaf certificate instead of CA verification: SHA-1 as vCenter
-                               * shows it ("AB:CD:..", 20 bytes) or SHA-256 (32 bytes); case and ':'
-                               * are ignored. NULL = no pinning */
-    int insecure;             /* 1 = no verification at all; only when asked for explicitly */
-    long timeout_ms;          /* bound on every call; 0 = 60000 */
-    long connect_timeout_ms;  /* 0 = 10000 */
-    int max_connections;      /* pool size; 0 = 8 */
+    const char *password;   /* copied into the client; zeroed when the client is freed */
+    const char *ca_file;    /* PEM bundle to verify the server; NULL = system CAs */
+    const char *thumbprint; /* pin the leaf certificate instead of CA verification: SHA-1 as vCenter
+                             * shows it ("AB:CD:..", 20 bytes) or SHA-256 (32 bytes); case and ':'
+                             * are ignored. NULL = no pinning */
+    int insecure;           /* 1 = no verification at all; only when asked for explicitly */
+    long timeout_ms;        /* bound on every call; 0 = 60000 */
+    long connect_timeout_ms; /* 0 = 10000 */
+    int max_connections;     /* pool size; 0 = 8 */
 };
 
 /* Validates cfg and builds a client; does no I/O (the first call logs in). */
@@ -68,7 +69,7 @@ struct vim_stats {
     uint64_t soap_calls;
     uint64_t rest_calls;
     uint64_t logins;
-    uint64_t relogins;   /* logins caused by an expired session */
+    uint64_t relogins; /* logins caused by an expired session */
 };
 void vim_client_stats(struct vim_client *c, struct vim_stats *ret_stats);
 
@@ -78,8 +79,8 @@ void vim_client_stats(struct vim_client *c, struct vim_stats *ret_stats);
 #define VIM_MOREF_VALUE_MAX 192
 
 struct vim_moref {
-    char type[VIM_MOREF_TYPE_MAX];    /* "VirtualMachine", "Folder", ... ; "" = unset */
-    char value[VIM_MOREF_VALUE_MAX];  /* "vm-63" */
+    char type[VIM_MOREF_TYPE_MAX];   /* "VirtualMachine", "Folder", ... ; "" = unset */
+    char value[VIM_MOREF_VALUE_MAX]; /* "vm-63" */
 };
 
 /* Fills ref; VMOP_E_INVALID if a part is too long or empty. */
@@ -87,7 +88,8 @@ vmop_rc vim_moref_set(struct vim_moref *ref, const char *type, const char *value
 int vim_moref_is_set(const struct vim_moref *ref);
 int vim_moref_eq(const struct vim_moref *a, const struct vim_moref *b);
 
-/* ---- inventory --------------------------------------------------------------------------------- */
+/* ---- inventory ---------------------------------------------------------------------------------
+ */
 
 /* SearchIndex.FindByInventoryPath ("/DC0/host/DC0_C0/Resources"). VMOP_E_NOT_FOUND if absent.
  * If want_type is non-NULL the object must be of that type (else VMOP_E_INVALID). */
@@ -101,11 +103,11 @@ vmop_rc vim_find_vm_by_uuid(struct vim_client *c, const char *uuid, int instance
 
 /* A resolved placement/network object. Strings are owned by the struct. */
 struct vim_network {
-    struct vim_moref ref;     /* Network, DistributedVirtualPortgroup or OpaqueNetwork */
+    struct vim_moref ref; /* Network, DistributedVirtualPortgroup or OpaqueNetwork */
     char *name;
-    int is_dvpg;              /* 1 for a distributed port group */
-    char *portgroup_key;      /* DVPG key (NULL unless is_dvpg) */
-    char *switch_uuid;        /* uuid of the DVPG's DistributedVirtualSwitch (NULL unless is_dvpg) */
+    int is_dvpg;         /* 1 for a distributed port group */
+    char *portgroup_key; /* DVPG key (NULL unless is_dvpg) */
+    char *switch_uuid;   /* uuid of the DVPG's DistributedVirtualSwitch (NULL unless is_dvpg) */
 };
 /* Resolves a network by inventory path ("/DC0/network/DC0_DVPG0") or, if `path` does not start
  * with '/', by name inside datacenter `dc` (may be NULL when path is absolute). */
@@ -115,8 +117,8 @@ void vim_network_free(struct vim_network *n);
 
 /* Lowest CPU MHz of the connected hosts of a cluster (ClusterComputeResource or ComputeResource):
  * milli-CPU to MHz conversion for reservations uses it. */
-vmop_rc vim_cluster_min_cpu_mhz(struct vim_client *c, const struct vim_moref *cluster,
-                                int *ret_mhz, struct vmop_err *err);
+vmop_rc vim_cluster_min_cpu_mhz(struct vim_client *c, const struct vim_moref *cluster, int *ret_mhz,
+                                struct vmop_err *err);
 /* ResourcePool.owner: the ComputeResource or ClusterComputeResource a pool belongs to. */
 vmop_rc vim_pool_owner(struct vim_client *c, const struct vim_moref *pool,
                        struct vim_moref *ret_owner, struct vmop_err *err);
@@ -125,7 +127,7 @@ vmop_rc vim_pool_owner(struct vim_client *c, const struct vim_moref *pool,
 struct vim_entity {
     struct vim_moref ref;
     char *name;
-    char *path;   /* inventory path when known, else NULL */
+    char *path; /* inventory path when known, else NULL */
 };
 struct vim_entity_list {
     struct vim_entity *items;
@@ -155,60 +157,61 @@ enum vim_shares_level {
     VIM_SHARES_CUSTOM,
 };
 
-/* ResourceAllocationInfo. Absent numbers are -2 in a read (VIM_ALLOC_UNSET); limit -1 = unlimited. */
+/* ResourceAllocationInfo. Absent numbers are -2 in a read (VIM_ALLOC_UNSET); limit -1 = unlimited.
+ */
 #define VIM_ALLOC_UNSET (-2LL)
 struct vim_alloc {
-    long long reservation;   /* MHz for CPU, MB for memory */
-    long long limit;         /* -1 = unlimited */
+    long long reservation; /* MHz for CPU, MB for memory */
+    long long limit;       /* -1 = unlimited */
     enum vim_shares_level shares_level;
-    int shares;              /* used with VIM_SHARES_CUSTOM */
-    int expandable;          /* -1 unset, 0, 1 (expandableReservation) */
+    int shares;     /* used with VIM_SHARES_CUSTOM */
+    int expandable; /* -1 unset, 0, 1 (expandableReservation) */
 };
 
 struct vim_nic {
-    int key;                 /* device key (4000, ...) */
-    char *device_type;       /* "VirtualVmxnet3", "VirtualE1000", ... */
-    char *label;             /* deviceInfo.label */
+    int key;           /* device key (4000, ...) */
+    char *device_type; /* "VirtualVmxnet3", "VirtualE1000", ... */
+    char *label;       /* deviceInfo.label */
     char *mac;
-    char *portgroup_key;     /* DVPG backing: port.portgroupKey, else NULL */
-    char *switch_uuid;       /* DVPG backing: port.switchUuid, else NULL */
-    char *network_name;      /* standard backing: deviceName, else NULL */
+    char *portgroup_key; /* DVPG backing: port.portgroupKey, else NULL */
+    char *switch_uuid;   /* DVPG backing: port.switchUuid, else NULL */
+    char *network_name;  /* standard backing: deviceName, else NULL */
     int connected;
     int start_connected;
-    int controller_key;      /* controllerKey, -1 unknown (sent back on edits) */
-    int unit_number;         /* unitNumber, -1 unknown */
+    int controller_key; /* controllerKey, -1 unknown (sent back on edits) */
+    int unit_number;    /* unitNumber, -1 unknown */
 };
 
 struct vim_guest_nic {
     char *mac;
-    char *network;           /* guest.net[].network (port group name), may be NULL */
-    char **ips;              /* guest.net[].ipAddress[] */
+    char *network; /* guest.net[].network (port group name), may be NULL */
+    char **ips;    /* guest.net[].ipAddress[] */
     size_t n_ips;
     int connected;
 };
 
 struct vim_option {
     char *key;
-    char *value;             /* NULL when the value was not a string */
+    char *value; /* NULL when the value was not a string */
 };
 
 struct vim_vm {
     struct vim_moref ref;
     char *name;
-    char *bios_uuid;         /* config.uuid */
-    char *instance_uuid;     /* config.instanceUuid */
+    char *bios_uuid;     /* config.uuid */
+    char *instance_uuid; /* config.instanceUuid */
     char *guest_id;
-    char *hw_version;        /* config.version ("vmx-13") */
+    char *hw_version; /* config.version ("vmx-13") */
     char *annotation;
-    char *managed_by_ext;    /* config.managedBy.extensionKey */
-    char *managed_by_type;   /* config.managedBy.type */
+    char *managed_by_ext;  /* config.managedBy.extensionKey */
+    char *managed_by_type; /* config.managedBy.type */
     int template;
     enum vim_power_state power_state;
-    char *boot_time;         /* summary.runtime.bootTime (xsd:dateTime) or NULL */
-    char *guest_ip;          /* guest.ipAddress or NULL */
+    char *boot_time; /* summary.runtime.bootTime (xsd:dateTime) or NULL */
+    char *guest_ip;  /* guest.ipAddress or NULL */
     char *guest_hostname;
-    char *tools_running;     /* guest.toolsRunningStatus */
-    char *guest_heartbeat;   /* guestHeartbeatStatus: gray/green/yellow/red */
+    char *tools_running;   /* guest.toolsRunningStatus */
+    char *guest_heartbeat; /* guestHeartbeatStatus: gray/green/yellow/red */
     struct vim_guest_nic *guest_nics;
     size_t n_guest_nics;
     int num_cpu;
@@ -217,12 +220,12 @@ struct vim_vm {
     struct vim_alloc mem_alloc;
     struct vim_nic *nics;
     size_t n_nics;
-    struct vim_option *extra_config;   /* one entry per key: the last value read wins */
+    struct vim_option *extra_config; /* one entry per key: the last value read wins */
     size_t n_extra_config;
     struct vim_moref host;
     struct vim_moref resource_pool;
-    struct vim_moref parent;           /* folder */
-    struct vim_moref datastore;        /* first of `datastore` */
+    struct vim_moref parent;    /* folder */
+    struct vim_moref datastore; /* first of `datastore` */
 };
 
 /* Reads every field above in one RetrievePropertiesEx. ManagedObjectNotFound becomes
@@ -241,7 +244,7 @@ const char *vim_vm_extra_config(const struct vim_vm *vm, const char *key);
 /* A ConfigSpec under construction. Only what is set is sent. Build it, pass it, free it. */
 struct vim_config_spec;
 vmop_rc vim_config_spec_new(struct vim_config_spec **ret_spec);
-void vim_config_spec_free(struct vim_config_spec *s);   /* zeroes extraConfig values (guestinfo) */
+void vim_config_spec_free(struct vim_config_spec *s); /* zeroes extraConfig values (guestinfo) */
 void vim_cs_num_cpus(struct vim_config_spec *s, int n);
 void vim_cs_memory_mb(struct vim_config_spec *s, long mb);
 /* The whole allocation is sent (vcsim and VC replace it wholesale). */
@@ -256,7 +259,8 @@ vmop_rc vim_cs_extra_config(struct vim_config_spec *s, const char *key, const ch
 /* Adds a VMXNet3 (device_type NULL) or other NIC backed by a distributed port group. */
 vmop_rc vim_cs_nic_add_dvpg(struct vim_config_spec *s, const char *device_type,
                             const char *switch_uuid, const char *portgroup_key, const char *mac);
-/* Re-backs an existing NIC (as read by vim_vm_get, whose key/type/label/mac are reused) to a DVPG. */
+/* Re-backs an existing NIC (as read by vim_vm_get, whose key/type/label/mac are reused) to a DVPG.
+ */
 vmop_rc vim_cs_nic_edit_dvpg(struct vim_config_spec *s, const struct vim_nic *nic,
                              const char *switch_uuid, const char *portgroup_key);
 vmop_rc vim_cs_nic_remove(struct vim_config_spec *s, const struct vim_nic *nic);
@@ -264,15 +268,15 @@ vmop_rc vim_cs_nic_remove(struct vim_config_spec *s, const struct vim_nic *nic);
 vmop_rc vim_config_spec_xml(const struct vim_config_spec *s, char **ret_xml, struct vmop_err *err);
 
 struct vim_clone_spec {
-    const struct vim_moref *source;       /* VM or template to clone */
-    const struct vim_moref *folder;       /* destination folder */
+    const struct vim_moref *source; /* VM or template to clone */
+    const struct vim_moref *folder; /* destination folder */
     const char *name;
     const struct vim_moref *pool;         /* required when source is a template */
     const struct vim_moref *datastore;    /* optional */
     const struct vim_moref *host;         /* optional */
     const struct vim_config_spec *config; /* optional: identity (instanceUuid, extraConfig) travels
                                            * with the create; hardware changes need a reconfigure */
-    int template;                          /* make the clone a template */
+    int template;                         /* make the clone a template */
     int power_on;
 };
 /* CloneVM_Task, awaited. */
@@ -305,7 +309,8 @@ vmop_rc vim_vm_mark_as_vm(struct vim_client *c, const struct vim_moref *vm,
 vmop_rc vim_vm_mark_as_template(struct vim_client *c, const struct vim_moref *vm,
                                 struct vmop_err *err);
 
-/* ---- tasks ------------------------------------------------------------------------------------ */
+/* ---- tasks ------------------------------------------------------------------------------------
+ */
 
 /* Waits for a Task to end, at most timeout_ms (0 = the client's call timeout x 10). Success gives
  * the task's result moref in ret_result (may be NULL). A task error is VMOP_E_FAULT with the fault
@@ -313,7 +318,8 @@ vmop_rc vim_vm_mark_as_template(struct vim_client *c, const struct vim_moref *vm
 vmop_rc vim_task_wait(struct vim_client *c, const struct vim_moref *task, long timeout_ms,
                       struct vim_moref *ret_result, struct vmop_err *err);
 
-/* ---- change feed (PropertyCollector WaitForUpdatesEx) ----------------------------------------- */
+/* ---- change feed (PropertyCollector WaitForUpdatesEx) -----------------------------------------
+ */
 
 /* A watch streams property changes of every VirtualMachine under a container (a folder, a resource
  * pool, a datacenter) using a ContainerView and its own PropertyCollector. */
@@ -336,7 +342,8 @@ struct vim_update_batch {
 };
 void vim_update_batch_free(struct vim_update_batch *b);
 
-/* props: NULL-terminated list of VM property paths to watch ("runtime.powerState", "guest.ipAddress"). */
+/* props: NULL-terminated list of VM property paths to watch ("runtime.powerState",
+ * "guest.ipAddress"). */
 vmop_rc vim_watch_new(struct vim_client *c, const struct vim_moref *container,
                       const char *const *props, struct vim_watch **ret_watch, struct vmop_err *err);
 /* Waits up to max_wait_s seconds (bounded by the client's timeout) for changes. No change is
@@ -348,7 +355,8 @@ vmop_rc vim_watch_next(struct vim_watch *w, int max_wait_s, struct vim_update_ba
 void vim_watch_cancel(struct vim_watch *w);
 void vim_watch_free(struct vim_watch *w);
 
-/* ---- Content Library (REST) ------------------------------------------------------------------- */
+/* ---- Content Library (REST) -------------------------------------------------------------------
+ */
 
 /* These calls use vCenter's /rest vAPI with its own session (POST /rest/com/vmware/cis/session with
  * HTTP Basic, then the vmware-api-session-id header; a 401 re-logs in once and retries; logins
@@ -365,7 +373,7 @@ void vim_watch_free(struct vim_watch *w);
 struct vim_library {
     char *id;
     char *name;
-    char *type;   /* "LOCAL" / "SUBSCRIBED" */
+    char *type; /* "LOCAL" / "SUBSCRIBED" */
 };
 struct vim_library_list {
     struct vim_library *items;
@@ -386,11 +394,11 @@ struct vim_library_item {
     char *name;
     char *description;
     enum vim_item_type type;
-    char *type_str;          /* "ovf", "vm-template", ... as the server said */
+    char *type_str; /* "ovf", "vm-template", ... as the server said */
     char *content_version;
     char *creation_time;
     char *last_modified_time;
-    long long size;          /* -1 unknown */
+    long long size; /* -1 unknown */
 };
 void vim_library_item_free(struct vim_library_item *it);
 struct vim_library_item_list {
@@ -405,18 +413,18 @@ vmop_rc vim_library_item_get(struct vim_client *c, const char *item_id,
                              struct vim_library_item **ret_item, struct vmop_err *err);
 
 struct vim_net_mapping {
-    const char *ovf_network;  /* the network name in the OVF ("nic0", "VM Network") */
-    const char *network_id;   /* moref value of the target network / DVPG */
+    const char *ovf_network; /* the network name in the OVF ("nic0", "VM Network") */
+    const char *network_id;  /* moref value of the target network / DVPG */
 };
 struct vim_deploy_spec {
     const char *name;
-    const char *resource_pool_id;  /* moref value, required */
-    const char *folder_id;         /* moref value, required */
-    const char *datastore_id;      /* moref value, optional */
-    const char *host_id;           /* optional */
+    const char *resource_pool_id; /* moref value, required */
+    const char *folder_id;        /* moref value, required */
+    const char *datastore_id;     /* moref value, optional */
+    const char *host_id;          /* optional */
     const struct vim_net_mapping *net_mappings;
     size_t n_net_mappings;
-    int power_on;                  /* VM templates only; OVF deploys are always powered off */
+    int power_on; /* VM templates only; OVF deploys are always powered off */
 };
 /* Deploys an OVF or VM-template item (type read from the item) and returns the new VM.
  * Errors reported inside an HTTP 200 are still errors (VMOP_E_FAULT, fault = vAPI error type).
@@ -433,7 +441,8 @@ vmop_rc vim_library_deploy(struct vim_client *c, const char *item_id,
                            const struct vim_deploy_spec *spec, struct vim_moref *ret_vm,
                            struct vmop_err *err);
 
-/* ---- Content Library: OVF descriptors and template facts (vim_library_ovf.c, owner: catalog) --- */
+/* ---- Content Library: OVF descriptors and template facts (vim_library_ovf.c, owner: catalog) ---
+ */
 
 #define VIM_OVF_MAX_DEFAULT ((size_t)2 << 20)
 

@@ -204,7 +204,7 @@ END_TEST
 START_TEST(paging_and_selectors)
 {
     int i, pages = 0, total = 0;
-    char path[1024], body[256], cont[1024] = "";
+    char path[1200], body[256], cont[1024] = "";
     cJSON *j;
     cJSON_Delete(req_json("POST", "/api/v1/namespaces", "application/json",
                           "{\"metadata\":{\"name\":\"paging\"}}", 201));
