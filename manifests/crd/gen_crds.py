@@ -713,10 +713,14 @@ def endpoint_schema():
 
 
 def binding_schema():
-    pool = O("Static IPv4 allocation for the network (reserved for later use).", {
-        "ranges": A("", O("", {"start": S(), "end": S()}, required=["start", "end"])),
+    pool = O("Static IPv4 allocation: interfaces on the network without addresses or dhcp4 get an address "
+             "from the ranges, kept in the VM annotation infra.vmop.io/ipv4.<interface>.", {
+        "ranges": A("Address ranges (inclusive) inside the subnet; at most 65536 addresses in all.",
+                    O("", {"start": S(), "end": S()}, required=["start", "end"]), maxItems=16),
         "prefix": I("Prefix length.", minimum=1, maximum=32),
-        "gateway": S(), "nameservers": SL(""), "searchDomains": SL(""),
+        "gateway": S("Default gateway (never handed out)."),
+        "nameservers": SL("DNS servers for the guest.", maxItems=8),
+        "searchDomains": SL("DNS search domains for the guest.", maxItems=8),
     })
     net = O("A network tenants may reference by name.", {
         "name": S("The name tenants use in spec.network.interfaces[].network.name.", pattern=DNS1123_SUBDOMAIN,

@@ -169,6 +169,45 @@ START_TEST(admin_kinds)
 }
 END_TEST
 
+START_TEST(admin_ipv4_pool)
+{
+    cJSON *b = J("{\"metadata\":{\"name\":\"vsphere\",\"namespace\":\"tenant-a\"},\"spec\":{"
+                 "\"endpointRef\":{\"name\":\"vc1\"},\"resourcePool\":\"/DC0/host/C0/Resources\","
+                 "\"vmFolder\":\"/DC0/vm/tenant-a\",\"networks\":[{\"name\":\"tenant-net\","
+                 "\"portGroup\":\"DC0_DVPG0\",\"ipv4Pool\":{\"ranges\":[{\"start\":"
+                 "\"192.168.10.100\",\"end\":\"192.168.10.199\"}],\"prefix\":24,"
+                 "\"gateway\":\"192.168.10.1\",\"nameservers\":[\"192.168.10.2\"],"
+                 "\"searchDomains\":[\"corp.example\"]}},{\"name\":\"bad\",\"portGroup\":\"pg\","
+                 "\"ipv4Pool\":{\"ranges\":[{\"start\":\"10.0.0.9\",\"end\":\"10.0.0.1\"}],"
+                 "\"prefix\":40,\"gateway\":\"10.0.0.x\"}}],\"defaultNetwork\":\"tenant-net\"}}");
+    struct api_binding *nb = NULL;
+    struct api_ferrs fe = {0};
+    struct vmop_err err = {0};
+    const struct api_ipv4_pool *p;
+    char buf[16];
+    ck_assert_int_eq(api_binding_parse(b, &nb, &err), VMOP_OK);
+    p = api_binding_ipv4_pool(nb, NULL);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(nb->networks[0].has_ipv4_pool, 1);
+    ck_assert_uint_eq(p->n_ranges, 1);
+    ck_assert_str_eq(api_ipv4_format(p->ranges[0].end, buf, sizeof(buf)), "192.168.10.199");
+    ck_assert_int_eq(p->prefix, 24);
+    ck_assert_str_eq(p->gateway_s, "192.168.10.1");
+    ck_assert_str_eq(p->nameservers[0], "192.168.10.2");
+    ck_assert_str_eq(p->search_domains[0], "corp.example");
+    api_binding_validate(nb, &fe);
+    ck_assert_int_lt(api_ferrs_find(&fe, "spec.networks[0].ipv4Pool.ranges[0]"), 0);
+    ck_assert_int_ge(api_ferrs_find(&fe, "spec.networks[1].ipv4Pool.prefix"), 0);
+    ck_assert_int_ge(api_ferrs_find(&fe, "spec.networks[1].ipv4Pool.gateway"), 0);
+    ck_assert_int_ge(api_ferrs_find(&fe, "spec.networks[1].ipv4Pool.ranges[0]"), 0);
+    ck_assert_uint_eq(fe.n, 3);
+    ck_assert_uint_eq(api_ipv4_mask(24), 0xffffff00u);
+    ck_assert_uint_eq(api_ipv4_mask(32), 0xffffffffu);
+    api_binding_free(nb);
+    cJSON_Delete(b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("api_models");
@@ -178,6 +217,7 @@ int main(void)
     tcase_add_test(tc, image_resolution);
     tcase_add_test(tc, service_rules);
     tcase_add_test(tc, admin_kinds);
+    tcase_add_test(tc, admin_ipv4_pool);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
