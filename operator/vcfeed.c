@@ -1,0 +1,969 @@
+/* vcfeed.c: the event-driven vCenter change feed (owner: vcfeed). See vcfeed.h.
+ *
+ * Owns: the per-container worker threads and their watches, the per-container value-hash cache
+ * (pure: vcfeed_cache_*), the moref -> vmservice.namespacedName map kept in that cache, the retry
+ * backoff and the feed's counters. Not here: what a key means (the controller's map and enqueue
+ * callbacks) and the WaitForUpdatesEx protocol (vimclient's vim_watch_*).
+ *
+ * Locks: f->admin serializes vcfeed_set_containers/vcfeed_stop/vcfeed_free. f->lock guards the
+ * stats, each worker's `stop` flag and published `watch` pointer, and is the mutex of f->cond
+ * (backoff waits). A worker's cache is touched only by its own thread (and by the code that frees
+ * the worker after joining it). Callbacks are called without any lock held.
+ */
+#include "vcfeed.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_MAX_WAIT_S      30
+#define DEFAULT_BACKOFF_INITIAL 500L
+#define DEFAULT_BACKOFF_MAX     30000L
+#define DEFAULT_MAX_ENTRIES     ((size_t)1 << 20)
+#define INITIAL_BUCKETS         256
+#define CONTAINER_SPEC_MAX      4096
+
+/* Slot values: 0 = never seen; H_COMPLEX = a complex (or absent) value, which a read cannot
+ * compare; string hashes are never 0 or 1. */
+#define H_UNSEEN  0ULL
+#define H_COMPLEX 1ULL
+
+static const char *const default_props[] = {
+    "runtime.powerState",
+    "summary.runtime.powerState",
+    "summary.runtime.connectionState",
+    "summary.runtime.host",
+    "guest.ipAddress",
+    "guest.toolsRunningStatus",
+    "guestHeartbeatStatus",
+    "config.hardware.numCPU",
+    "config.hardware.memoryMB",
+    "config.cpuAllocation",
+    "config.memoryAllocation",
+    "config.hardware.device",
+    "config.changeVersion",
+    "config.instanceUuid",
+    "name",
+    "resourcePool",
+    "parent",
+    NULL,
+};
+
+const char *const *vcfeed_default_props(void)
+{
+    return default_props;
+}
+
+/* ---- pure parts ---------------------------------------------------------------------------- */
+
+long vcfeed_backoff_ms(unsigned attempt, long initial_ms, long cap_ms, unsigned rnd)
+{
+    long d;
+
+    if (initial_ms < 1)
+        initial_ms = 1;
+    if (cap_ms < initial_ms)
+        cap_ms = initial_ms;
+    d = initial_ms;
+    for (unsigned i = 0; i < attempt && d < cap_ms; i++)
+        d = d > cap_ms / 2 ? cap_ms : d * 2;
+    if (d > cap_ms)
+        d = cap_ms;
+    /* Jitter into [d/2, d] so that many feeds do not retry in lockstep. */
+    d = d / 2 + (long)(rnd % (unsigned long)(d - d / 2 + 1));
+    return d < 1 ? 1 : d;
+}
+
+static int dns_chars_ok(const char *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '.'))
+            return 0;
+    }
+    /* Must start and end with an alphanumeric character. */
+    return s[0] != '-' && s[0] != '.' && s[n - 1] != '-' && s[n - 1] != '.';
+}
+
+int vcfeed_nsname_valid(const char *v)
+{
+    const char *slash;
+    size_t len;
+
+    if (!v)
+        return 0;
+    len = strnlen(v, VCFEED_NSNAME_MAX + 1);
+    if (len > VCFEED_NSNAME_MAX)
+        return 0;
+    slash = strchr(v, '/');
+    if (!slash || strchr(slash + 1, '/'))
+        return 0;
+    if ((size_t)(slash - v) > 63 || strlen(slash + 1) > 253)
+        return 0;
+    return dns_chars_ok(v, (size_t)(slash - v)) && dns_chars_ok(slash + 1, strlen(slash + 1));
+}
+
+vmop_rc vcfeed_parse_container(const char *spec, struct vim_moref *ret_ref, struct vmop_err *err)
+{
+    struct vim_moref ref;
+    const char *colon;
+    char type[VIM_MOREF_TYPE_MAX];
+
+    if (!spec || !*spec || !ret_ref)
+        return vmop_fail(err, VMOP_E_INVALID, "vcfeed: empty container");
+    if (spec[0] == '/')
+        return vmop_fail(err, VMOP_E_INVALID, "vcfeed: container '%.200s' is a path", spec);
+    colon = strchr(spec, ':');
+    if (!colon) {
+        if (vim_moref_set(&ref, "Folder", spec) != VMOP_OK)
+            return vmop_fail(err, VMOP_E_INVALID, "vcfeed: bad container '%.200s'", spec);
+    } else {
+        size_t tl = (size_t)(colon - spec);
+        if (tl == 0 || tl >= sizeof(type))
+            return vmop_fail(err, VMOP_E_INVALID, "vcfeed: bad container type in '%.200s'", spec);
+        memcpy(type, spec, tl);
+        type[tl] = '\0';
+        if (vim_moref_set(&ref, type, colon + 1) != VMOP_OK)
+            return vmop_fail(err, VMOP_E_INVALID, "vcfeed: bad container '%.200s'", spec);
+    }
+    *ret_ref = ref;
+    return VMOP_OK;
+}
+
+/* FNV-1a, 64 bit; never H_UNSEEN or H_COMPLEX. */
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h <= H_COMPLEX ? h + 2 : h;
+}
+
+struct vcfeed_entry {
+    struct vcfeed_entry *next; /* hash chain */
+    uint64_t epoch;            /* full set in which it was last seen */
+    char *nsname;              /* owned; NULL = none known */
+    int name_known;            /* 1 = looked up since the last identity/changeVersion change */
+    uint64_t *slots;           /* owned; one value hash per watched path */
+    char ref[VIM_MOREF_VALUE_MAX];
+};
+
+static void entry_free(struct vcfeed_entry *e)
+{
+    if (!e)
+        return;
+    free(e->nsname);
+    free(e->slots);
+    free(e);
+}
+
+static size_t bucket_of(const struct vcfeed_cache *c, const char *ref)
+{
+    return (size_t)(hash_str(ref) % c->n_buckets);
+}
+
+static struct vcfeed_entry **entry_slot(const struct vcfeed_cache *c, const char *ref)
+{
+    struct vcfeed_entry **pp = &c->buckets[bucket_of(c, ref)];
+
+    while (*pp && strcmp((*pp)->ref, ref) != 0)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+static int prop_index(const struct vcfeed_cache *c, const char *path)
+{
+    for (size_t i = 0; i < c->n_props; i++)
+        if (strcmp(c->props[i], path) == 0)
+            return (int)i;
+    return -1;
+}
+
+vmop_rc vcfeed_cache_init(struct vcfeed_cache *c, const char *const *props, size_t max_entries,
+                          struct vmop_err *err)
+{
+    size_t n = 0;
+
+    memset(c, 0, sizeof(*c));
+    if (!props)
+        return vmop_fail(err, VMOP_E_INVALID, "vcfeed: no properties");
+    while (props[n])
+        n++;
+    if (n == 0 || n > VCFEED_MAX_PROPS)
+        return vmop_fail(err, VMOP_E_INVALID, "vcfeed: %zu properties (1 to %d allowed)", n,
+                         VCFEED_MAX_PROPS);
+    c->buckets = calloc(INITIAL_BUCKETS, sizeof(*c->buckets));
+    if (!c->buckets)
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    c->n_buckets = INITIAL_BUCKETS;
+    c->max_entries = max_entries ? max_entries : DEFAULT_MAX_ENTRIES;
+    c->props = props;
+    c->n_props = n;
+    c->epoch = 1;
+    c->i_change_version = prop_index(c, "config.changeVersion");
+    c->i_instance_uuid = prop_index(c, "config.instanceUuid");
+    return VMOP_OK;
+}
+
+void vcfeed_cache_free(struct vcfeed_cache *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; c->buckets && i < c->n_buckets; i++) {
+        struct vcfeed_entry *e = c->buckets[i];
+        while (e) {
+            struct vcfeed_entry *next = e->next;
+            entry_free(e);
+            e = next;
+        }
+    }
+    free(c->buckets);
+    memset(c, 0, sizeof(*c));
+}
+
+/* Doubles the table when it gets crowded (best effort: on failure the chains just get longer). */
+static void cache_grow(struct vcfeed_cache *c)
+{
+    size_t nb = c->n_buckets * 2;
+    struct vcfeed_entry **b;
+
+    if (c->n < c->n_buckets * 2 || nb > (SIZE_MAX / sizeof(*b)))
+        return;
+    b = calloc(nb, sizeof(*b));
+    if (!b)
+        return;
+    for (size_t i = 0; i < c->n_buckets; i++) {
+        struct vcfeed_entry *e = c->buckets[i];
+        while (e) {
+            struct vcfeed_entry *next = e->next;
+            size_t k = (size_t)(hash_str(e->ref) % nb);
+            e->next = b[k];
+            b[k] = e;
+            e = next;
+        }
+    }
+    free(c->buckets);
+    c->buckets = b;
+    c->n_buckets = nb;
+}
+
+void vcfeed_cache_begin_full(struct vcfeed_cache *c)
+{
+    c->epoch++;
+}
+
+vmop_rc vcfeed_cache_apply(struct vcfeed_cache *c, const struct vim_update *u,
+                           struct vcfeed_change *ret_change, struct vmop_err *err)
+{
+    struct vcfeed_change ch = {0};
+    struct vcfeed_entry **pp, *e;
+    int is_new = 0, cv_changed = 0;
+
+    if (!c || !c->buckets || !u || !ret_change || !u->ref.value[0])
+        return vmop_fail(err, VMOP_E_INVALID, "vcfeed: bad update");
+    pp = entry_slot(c, u->ref.value);
+    e = *pp;
+    if (u->kind == VIM_UPDATE_LEAVE) {
+        ch.changed = 1;
+        ch.left = 1;
+        if (e) {
+            *pp = e->next;
+            c->n--;
+            ch.old_nsname = e->nsname;
+            e->nsname = NULL;
+            entry_free(e);
+        }
+        *ret_change = ch;
+        return VMOP_OK;
+    }
+    if (!e) {
+        if (c->n >= c->max_entries)
+            return vmop_fail(err, VMOP_E_TOOBIG, "vcfeed: more than %zu VMs in one container",
+                             c->max_entries);
+        e = calloc(1, sizeof(*e));
+        if (!e)
+            return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        e->slots = calloc(c->n_props, sizeof(*e->slots));
+        if (!e->slots) {
+            free(e);
+            return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        }
+        /* ref.value is NUL-terminated within VIM_MOREF_VALUE_MAX by construction. */
+        memcpy(e->ref, u->ref.value, sizeof(e->ref));
+        e->ref[sizeof(e->ref) - 1] = '\0';
+        e->next = *pp;
+        *pp = e;
+        c->n++;
+        is_new = 1;
+        ch.changed = 1;
+    }
+    e->epoch = c->epoch;
+    for (size_t j = 0; j < u->n; j++) {
+        const char *path = u->paths[j], *val = u->values ? u->values[j] : NULL;
+        uint64_t h = val ? hash_str(val) : H_COMPLEX, old;
+        int idx = path ? prop_index(c, path) : -1;
+
+        if (idx < 0) {
+            /* A path we did not ask for (a sub-path on some servers): cannot be compared. */
+            if (u->kind == VIM_UPDATE_MODIFY)
+                ch.changed = 1;
+            continue;
+        }
+        old = e->slots[idx];
+        if (u->kind == VIM_UPDATE_MODIFY && !val)
+            ch.changed = 1; /* complex value or removal: the server only reports real changes */
+        else if (old != h)
+            ch.changed = 1;
+        if (!is_new && idx == c->i_instance_uuid && old != H_UNSEEN && old != h)
+            ch.replaced = 1;
+        if (!is_new && idx == c->i_change_version && old != h)
+            cv_changed = 1;
+        e->slots[idx] = h;
+    }
+    if (ch.replaced) {
+        ch.changed = 1;
+        ch.old_nsname = e->nsname;
+        e->nsname = NULL;
+        e->name_known = 0;
+    } else if (cv_changed) {
+        e->name_known = 0; /* ExtraConfig may have changed: read again when needed */
+    }
+    if (is_new)
+        cache_grow(c);
+    *ret_change = ch;
+    return VMOP_OK;
+}
+
+size_t vcfeed_cache_sweep(struct vcfeed_cache *c,
+                          void (*gone)(const char *ref, const char *nsname, void *user), void *user)
+{
+    size_t removed = 0;
+
+    for (size_t i = 0; c->buckets && i < c->n_buckets; i++) {
+        struct vcfeed_entry **pp = &c->buckets[i];
+        while (*pp) {
+            struct vcfeed_entry *e = *pp;
+            if (e->epoch == c->epoch) {
+                pp = &e->next;
+                continue;
+            }
+            *pp = e->next;
+            c->n--;
+            if (gone)
+                gone(e->ref, e->nsname, user);
+            entry_free(e);
+            removed++;
+        }
+    }
+    return removed;
+}
+
+int vcfeed_cache_name(const struct vcfeed_cache *c, const char *ref, const char **ret_nsname)
+{
+    struct vcfeed_entry *e = *entry_slot(c, ref);
+
+    if (!e)
+        return -1;
+    *ret_nsname = e->nsname;
+    return e->name_known ? 1 : 0;
+}
+
+vmop_rc vcfeed_cache_set_name(struct vcfeed_cache *c, const char *ref, const char *nsname,
+                              struct vmop_err *err)
+{
+    struct vcfeed_entry *e = *entry_slot(c, ref);
+    char *copy = NULL;
+
+    if (!e)
+        return vmop_fail(err, VMOP_E_NOT_FOUND, "vcfeed: VM %.100s not in the cache", ref);
+    if (nsname) {
+        copy = strdup(nsname);
+        if (!copy)
+            return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    }
+    free(e->nsname);
+    e->nsname = copy;
+    e->name_known = 1;
+    return VMOP_OK;
+}
+
+/* ---- the feed ------------------------------------------------------------------------------- */
+
+struct vcfeed_worker {
+    struct vcfeed *feed;
+    struct vcfeed_worker *next;
+    char *container; /* owned spec */
+    pthread_t thread;
+    int started;
+    int stop;                /* guarded by feed->lock */
+    struct vim_watch *watch; /* guarded by feed->lock; freed only by the worker */
+    struct vcfeed_cache cache;
+    unsigned seed; /* jitter */
+};
+
+struct vcfeed {
+    struct vim_client *client;
+    char **props; /* owned, NULL-terminated */
+    vcfeed_map_fn map;
+    vcfeed_enqueue_fn enqueue;
+    void *user;
+    int max_wait_s;
+    long backoff_initial_ms, backoff_max_ms;
+    int skip_initial;
+
+    pthread_mutex_t admin;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;           /* CLOCK_MONOTONIC */
+    struct vcfeed_worker *workers; /* guarded by admin */
+    int stopped;                   /* guarded by admin */
+    struct vcfeed_stats stats;     /* guarded by lock */
+};
+
+static void stat_add(struct vcfeed *f, uint64_t *field, uint64_t n)
+{
+    pthread_mutex_lock(&f->lock);
+    *field += n;
+    pthread_mutex_unlock(&f->lock);
+}
+
+static void stat_error(struct vcfeed *f, const struct vmop_err *e)
+{
+    pthread_mutex_lock(&f->lock);
+    f->stats.errors++;
+    f->stats.last_rc = e->rc ? e->rc : VMOP_E_INTERNAL;
+    snprintf(f->stats.last_error, sizeof(f->stats.last_error), "%s", e->msg);
+    pthread_mutex_unlock(&f->lock);
+}
+
+static long long mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int worker_stopping(struct vcfeed_worker *wk)
+{
+    int s;
+
+    pthread_mutex_lock(&wk->feed->lock);
+    s = wk->stop;
+    pthread_mutex_unlock(&wk->feed->lock);
+    return s;
+}
+
+/* Sleeps the backoff for `attempt`; returns 1 when the worker was told to stop. */
+static int backoff_wait(struct vcfeed_worker *wk, unsigned attempt)
+{
+    struct vcfeed *f = wk->feed;
+    long ms = vcfeed_backoff_ms(attempt, f->backoff_initial_ms, f->backoff_max_ms,
+                                (unsigned)rand_r(&wk->seed));
+    struct timespec until;
+    int stop;
+
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&f->lock);
+    while (!wk->stop) {
+        if (pthread_cond_timedwait(&f->cond, &f->lock, &until) == ETIMEDOUT)
+            break;
+    }
+    stop = wk->stop;
+    pthread_mutex_unlock(&f->lock);
+    return stop;
+}
+
+static char *map_key(struct vcfeed *f, const struct vim_moref *ref, const char *nsname)
+{
+    if (f->map)
+        return f->map(ref, nsname, f->user);
+    return nsname ? strdup(nsname) : NULL;
+}
+
+static void emit(struct vcfeed *f, char *key)
+{
+    if (!key) {
+        stat_add(f, &f->stats.dropped, 1);
+        return;
+    }
+    f->enqueue(key, f->user);
+    free(key);
+    stat_add(f, &f->stats.enqueued, 1);
+}
+
+/* Reads the VM's vmservice.namespacedName and records it (NULL when it has none or is gone). */
+static void learn_name(struct vcfeed_worker *wk, const struct vim_moref *ref)
+{
+    struct vcfeed *f = wk->feed;
+    struct vmop_err err = {0};
+    struct vim_vm *vm = NULL;
+    const char *v = NULL;
+    vmop_rc rc;
+
+    stat_add(f, &f->stats.name_reads, 1);
+    rc = vim_vm_get(f->client, ref, &vm, &err);
+    if (rc == VMOP_OK) {
+        v = vim_vm_extra_config(vm, VCFEED_EXTRA_KEY);
+        if (v && !vcfeed_nsname_valid(v))
+            v = NULL;
+    } else if (rc != VMOP_E_NOT_FOUND) {
+        stat_error(f, &err); /* stays unknown: tried again on its next change */
+        goto out;
+    }
+    vmop_err_clear(&err);
+    if (vcfeed_cache_set_name(&wk->cache, ref->value, v, &err) != VMOP_OK)
+        stat_error(f, &err);
+out:
+    vim_vm_free(vm);
+}
+
+/* A VM that changed and still exists: map it (reading its name if the map needs it). */
+static void emit_current(struct vcfeed_worker *wk, const struct vim_moref *ref)
+{
+    struct vcfeed *f = wk->feed;
+    const char *name = NULL;
+    int state = vcfeed_cache_name(&wk->cache, ref->value, &name);
+    char *key = map_key(f, ref, name);
+
+    if (!key && state == 0) {
+        learn_name(wk, ref);
+        if (vcfeed_cache_name(&wk->cache, ref->value, &name) == 1)
+            key = map_key(f, ref, name);
+    }
+    emit(f, key);
+}
+
+static void gone_cb(const char *refval, const char *nsname, void *user)
+{
+    struct vcfeed_worker *wk = user;
+    struct vim_moref ref;
+
+    if (vim_moref_set(&ref, "VirtualMachine", refval) != VMOP_OK)
+        return;
+    emit(wk->feed, map_key(wk->feed, &ref, nsname));
+}
+
+static void process_batch(struct vcfeed_worker *wk, const struct vim_update_batch *b, int full,
+                          int suppress)
+{
+    struct vcfeed *f = wk->feed;
+
+    if (full) {
+        vcfeed_cache_begin_full(&wk->cache);
+        stat_add(f, &f->stats.resyncs, 1);
+    }
+    if (b->n)
+        stat_add(f, &f->stats.batches, 1);
+    stat_add(f, &f->stats.updates, b->n);
+    for (size_t i = 0; i < b->n; i++) {
+        const struct vim_update *u = &b->items[i];
+        struct vcfeed_change ch = {0};
+        struct vmop_err err = {0};
+
+        if (vcfeed_cache_apply(&wk->cache, u, &ch, &err) != VMOP_OK) {
+            stat_error(f, &err);
+            continue;
+        }
+        if (!ch.changed || suppress) {
+            stat_add(f, &f->stats.dropped, 1);
+        } else if (ch.left) {
+            emit(f, map_key(f, &u->ref, ch.old_nsname));
+        } else {
+            if (ch.replaced && ch.old_nsname)
+                emit(f, map_key(f, &u->ref, ch.old_nsname));
+            emit_current(wk, &u->ref);
+        }
+        free(ch.old_nsname);
+    }
+    if (full)
+        vcfeed_cache_sweep(&wk->cache, suppress ? NULL : gone_cb, wk);
+}
+
+static int all_enter(const struct vim_update_batch *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (b->items[i].kind != VIM_UPDATE_ENTER)
+            return 0;
+    return 1;
+}
+
+static uint64_t client_logins(struct vim_client *c)
+{
+    struct vim_stats st;
+
+    vim_client_stats(c, &st);
+    return st.logins;
+}
+
+static vmop_rc open_watch(struct vcfeed_worker *wk, struct vim_watch **ret_watch,
+                          struct vmop_err *err)
+{
+    struct vcfeed *f = wk->feed;
+    struct vim_moref ref;
+    vmop_rc rc;
+
+    if (wk->container[0] == '/')
+        rc = vim_find_by_path(f->client, wk->container, NULL, &ref, err);
+    else
+        rc = vcfeed_parse_container(wk->container, &ref, err);
+    if (rc != VMOP_OK)
+        return rc;
+    return vim_watch_new(f->client, &ref, (const char *const *)f->props, ret_watch, err);
+}
+
+static void *worker_main(void *arg)
+{
+    struct vcfeed_worker *wk = arg;
+    struct vcfeed *f = wk->feed;
+    unsigned attempt = 0;
+    int failed_before = 0, first_set = 1;
+
+    while (!worker_stopping(wk)) {
+        struct vmop_err err = {0};
+        struct vim_watch *w = NULL;
+        uint64_t logins_seen;
+        int full = 1, stop;
+
+        if (open_watch(wk, &w, &err) != VMOP_OK) {
+            stat_error(f, &err);
+            failed_before = 1;
+            if (backoff_wait(wk, attempt++))
+                break;
+            continue;
+        }
+        pthread_mutex_lock(&f->lock);
+        stop = wk->stop;
+        if (!stop) {
+            wk->watch = w;
+            f->stats.watches++;
+            if (failed_before)
+                f->stats.restarts++;
+        }
+        pthread_mutex_unlock(&f->lock);
+        if (stop) {
+            vim_watch_free(w);
+            break;
+        }
+        failed_before = 0;
+        logins_seen = client_logins(f->client);
+        for (;;) {
+            struct vim_update_batch b = {0};
+            uint64_t logins;
+            long long t0 = mono_ms();
+            vmop_rc rc;
+
+            vmop_err_clear(&err);
+            rc = vim_watch_next(w, f->max_wait_s, &b, &err);
+            if (rc == VMOP_E_CANCELED) {
+                if (worker_stopping(wk) || backoff_wait(wk, 0))
+                    break;
+                continue;
+            }
+            if (rc != VMOP_OK) {
+                stat_error(f, &err);
+                failed_before = 1;
+                break;
+            }
+            attempt = 0;
+            stat_add(f, &f->stats.waits, 1);
+            /* vimclient rebuilds the watch after a re-login and then answers the full state: an
+             * all-ENTER batch after a login is taken as a resync. */
+            logins = client_logins(f->client);
+            if (!full && logins != logins_seen && b.n && all_enter(&b))
+                full = 1;
+            logins_seen = logins;
+            if (b.n || full)
+                process_batch(wk, &b, full, full && first_set && f->skip_initial);
+            if (full)
+                first_set = 0;
+            /* A server that answers "nothing" at once instead of waiting must not make this a
+             * busy loop. */
+            if (!b.n && !full && f->max_wait_s >= 2 && mono_ms() - t0 < 1000 &&
+                backoff_wait(wk, 0)) {
+                vim_update_batch_free(&b);
+                break;
+            }
+            full = 0;
+            vim_update_batch_free(&b);
+        }
+        pthread_mutex_lock(&f->lock);
+        wk->watch = NULL;
+        f->stats.watches--;
+        pthread_mutex_unlock(&f->lock);
+        vim_watch_free(w);
+        if (worker_stopping(wk) || backoff_wait(wk, attempt++))
+            break;
+    }
+    return NULL;
+}
+
+static void worker_free(struct vcfeed_worker *wk)
+{
+    if (!wk)
+        return;
+    vcfeed_cache_free(&wk->cache);
+    free(wk->container);
+    free(wk);
+}
+
+static vmop_rc worker_new(struct vcfeed *f, const char *spec, struct vcfeed_worker **ret_wk,
+                          struct vmop_err *err)
+{
+    struct vcfeed_worker *wk = calloc(1, sizeof(*wk));
+    vmop_rc rc;
+
+    if (!wk)
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    wk->feed = f;
+    wk->seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)wk;
+    wk->container = strdup(spec);
+    if (!wk->container) {
+        rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        goto out;
+    }
+    rc = vcfeed_cache_init(&wk->cache, (const char *const *)f->props, 0, err);
+    if (rc != VMOP_OK)
+        goto out;
+    *ret_wk = wk;
+    wk = NULL;
+out:
+    worker_free(wk);
+    return rc;
+}
+
+/* Tells every worker in the list to stop (cancelling its wait), then joins and frees them. */
+static void workers_stop(struct vcfeed *f, struct vcfeed_worker *list)
+{
+    pthread_mutex_lock(&f->lock);
+    for (struct vcfeed_worker *wk = list; wk; wk = wk->next) {
+        wk->stop = 1;
+        if (wk->watch)
+            vim_watch_cancel(wk->watch);
+    }
+    pthread_cond_broadcast(&f->cond);
+    pthread_mutex_unlock(&f->lock);
+    while (list) {
+        struct vcfeed_worker *next = list->next;
+        if (list->started)
+            pthread_join(list->thread, NULL);
+        worker_free(list);
+        list = next;
+    }
+}
+
+static vmop_rc check_containers(const char *const *containers, size_t *ret_n, struct vmop_err *err)
+{
+    size_t n = 0;
+
+    for (; containers && containers[n]; n++) {
+        struct vim_moref ref;
+        if (n >= VCFEED_MAX_CONTAINERS)
+            return vmop_fail(err, VMOP_E_TOOBIG, "vcfeed: more than %d containers",
+                             VCFEED_MAX_CONTAINERS);
+        if (!containers[n][0] || strnlen(containers[n], CONTAINER_SPEC_MAX) >= CONTAINER_SPEC_MAX)
+            return vmop_fail(err, VMOP_E_INVALID, "vcfeed: empty or too long container");
+        if (containers[n][0] != '/' && vcfeed_parse_container(containers[n], &ref, err) != VMOP_OK)
+            return VMOP_E_INVALID;
+    }
+    *ret_n = n;
+    return VMOP_OK;
+}
+
+vmop_rc vcfeed_set_containers(struct vcfeed *f, const char *const *containers, struct vmop_err *err)
+{
+    struct vcfeed_worker *keep = NULL, *added = NULL, *old, **tail;
+    size_t n;
+    vmop_rc rc;
+
+    if (!f)
+        return vmop_fail(err, VMOP_E_INVALID, "vcfeed_set_containers: no feed");
+    rc = check_containers(containers, &n, err);
+    if (rc != VMOP_OK)
+        return rc;
+    pthread_mutex_lock(&f->admin);
+    if (f->stopped)
+        goto out;
+    old = f->workers;
+    f->workers = NULL;
+    /* Move the workers that stay to `keep`; build new ones for the rest. */
+    for (size_t i = 0; i < n; i++) {
+        struct vcfeed_worker **pp = &old, *wk = NULL;
+        int dup = 0;
+        for (struct vcfeed_worker *k = keep; k; k = k->next)
+            dup |= strcmp(k->container, containers[i]) == 0;
+        for (struct vcfeed_worker *k = added; k; k = k->next)
+            dup |= strcmp(k->container, containers[i]) == 0;
+        if (dup)
+            continue;
+        while (*pp && strcmp((*pp)->container, containers[i]) != 0)
+            pp = &(*pp)->next;
+        if (*pp) {
+            wk = *pp;
+            *pp = wk->next;
+            wk->next = keep;
+            keep = wk;
+            continue;
+        }
+        rc = worker_new(f, containers[i], &wk, err);
+        if (rc != VMOP_OK)
+            break;
+        wk->next = added;
+        added = wk;
+    }
+    if (rc != VMOP_OK) {
+        /* Nothing changes: put the old list back together. */
+        tail = &keep;
+        while (*tail)
+            tail = &(*tail)->next;
+        *tail = old;
+        f->workers = keep;
+        workers_stop(f, added);
+        goto out;
+    }
+    workers_stop(f, old);
+    for (struct vcfeed_worker *wk = added; wk; wk = wk->next) {
+        if (pthread_create(&wk->thread, NULL, worker_main, wk) != 0) {
+            rc = vmop_fail(err, VMOP_E_NOMEM, "vcfeed: cannot start a thread");
+            break;
+        }
+        wk->started = 1;
+    }
+    /* Workers that could not start are dropped; the rest run. */
+    tail = &keep;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = added;
+    for (struct vcfeed_worker **pp = &keep; *pp;) {
+        struct vcfeed_worker *wk = *pp;
+        if (!wk->started) {
+            *pp = wk->next;
+            worker_free(wk);
+        } else {
+            pp = &wk->next;
+        }
+    }
+    f->workers = keep;
+    n = 0;
+    for (struct vcfeed_worker *wk = keep; wk; wk = wk->next)
+        n++;
+    pthread_mutex_lock(&f->lock);
+    f->stats.containers = (unsigned)n;
+    pthread_mutex_unlock(&f->lock);
+out:
+    pthread_mutex_unlock(&f->admin);
+    return rc;
+}
+
+void vcfeed_stop(struct vcfeed *f)
+{
+    struct vcfeed_worker *list;
+
+    if (!f)
+        return;
+    pthread_mutex_lock(&f->admin);
+    f->stopped = 1;
+    list = f->workers;
+    f->workers = NULL;
+    workers_stop(f, list);
+    pthread_mutex_lock(&f->lock);
+    f->stats.containers = 0;
+    pthread_mutex_unlock(&f->lock);
+    pthread_mutex_unlock(&f->admin);
+}
+
+void vcfeed_free(struct vcfeed *f)
+{
+    if (!f)
+        return;
+    vcfeed_stop(f);
+    for (size_t i = 0; f->props && f->props[i]; i++)
+        free(f->props[i]);
+    free(f->props);
+    pthread_cond_destroy(&f->cond);
+    pthread_mutex_destroy(&f->lock);
+    pthread_mutex_destroy(&f->admin);
+    free(f);
+}
+
+vmop_rc vcfeed_new(const struct vcfeed_opts *o, struct vcfeed **ret_feed, struct vmop_err *err)
+{
+    const char *const *props;
+    struct vcfeed *f = NULL;
+    pthread_condattr_t ca;
+    size_t n = 0, nc;
+    vmop_rc rc;
+
+    if (!o || !o->client || !o->enqueue || !ret_feed)
+        return vmop_fail(err, VMOP_E_INVALID, "vcfeed_new: client and enqueue callback needed");
+    rc = check_containers(o->containers, &nc, err);
+    if (rc != VMOP_OK)
+        return rc;
+    props = o->props ? o->props : default_props;
+    for (; props[n]; n++)
+        if (n >= VCFEED_MAX_PROPS || !props[n][0])
+            return vmop_fail(err, VMOP_E_INVALID, "vcfeed_new: empty path or over %d paths",
+                             VCFEED_MAX_PROPS);
+    if (n == 0)
+        return vmop_fail(err, VMOP_E_INVALID, "vcfeed_new: no property paths");
+    f = calloc(1, sizeof(*f));
+    if (!f)
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    pthread_mutex_init(&f->admin, NULL);
+    pthread_mutex_init(&f->lock, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&f->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    f->client = o->client;
+    f->map = o->map;
+    f->enqueue = o->enqueue;
+    f->user = o->user;
+    f->max_wait_s = o->max_wait_s > 0 ? o->max_wait_s : DEFAULT_MAX_WAIT_S;
+    f->backoff_initial_ms =
+        o->backoff_initial_ms > 0 ? o->backoff_initial_ms : DEFAULT_BACKOFF_INITIAL;
+    f->backoff_max_ms = o->backoff_max_ms > 0 ? o->backoff_max_ms : DEFAULT_BACKOFF_MAX;
+    f->skip_initial = o->skip_initial;
+    f->props = calloc(n + 1, sizeof(*f->props));
+    if (!f->props) {
+        rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        f->props[i] = strdup(props[i]);
+        if (!f->props[i]) {
+            rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+            goto out;
+        }
+    }
+    rc = vcfeed_set_containers(f, o->containers, err);
+    if (rc != VMOP_OK)
+        goto out;
+    *ret_feed = f;
+    f = NULL;
+out:
+    vcfeed_free(f);
+    return rc;
+}
+
+void vcfeed_stats(struct vcfeed *f, struct vcfeed_stats *ret_stats)
+{
+    if (!f || !ret_stats)
+        return;
+    pthread_mutex_lock(&f->lock);
+    *ret_stats = f->stats;
+    pthread_mutex_unlock(&f->lock);
+}

@@ -1,0 +1,162 @@
+/* vcfeed.h: the event-driven vCenter change feed (owner: vcfeed).
+ *
+ * A feed watches every VirtualMachine under a set of containers (namespace folders) with one
+ * vim_watch (ContainerView + own PropertyCollector + WaitForUpdatesEx) per container, each on its
+ * own background thread. Every change is compared with a small per-VM cache of value hashes (no-op
+ * changes and resyncs after a session expiry are dropped), mapped to a "namespace/name" key and
+ * handed to an enqueue callback. A VM that leaves (destroyed, moved away, or missing from a full
+ * resync) is enqueued too.
+ *
+ * Mapping: the map callback gets the VM's moref and, when the feed knows it, the VM's
+ * vmservice.namespacedName ExtraConfig value. The feed learns that value lazily: only when the map
+ * callback returns NULL for a VM it has not read yet does it read the VM (vim_vm_get) once, and
+ * again only after the VM's config.changeVersion or config.instanceUuid changes. Without a map
+ * callback the key is the namespacedName itself.
+ *
+ * Robustness: a failed watch (vCenter down, connection refused, protocol error) is dropped and
+ * rebuilt after an exponential backoff (capped, jittered, interruptible); session expiry is handled
+ * by vimclient, whose next batch is a full ENTER set: the feed treats that as a resync (VMs
+ * missing from it are enqueued as gone). Every wait is bounded: a WaitForUpdatesEx by max_wait_s,
+ * other vCenter calls by the client's timeout.
+ *
+ * Threads: callbacks run on the feed's threads, one per container, so they may run concurrently
+ * and must be thread-safe; they must not call vcfeed_stop/vcfeed_set_containers/vcfeed_free. The
+ * vcfeed_* functions may be called from any thread (not from the callbacks except vcfeed_stats).
+ * Each waiting watch holds one of the client's pooled connections: size the client's
+ * max_connections above the number of containers plus what other users need, or give the feed its
+ * own client.
+ */
+#ifndef VMOP_VCFEED_H
+#define VMOP_VCFEED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vimclient.h"
+#include "vmop_err.h"
+
+#define VCFEED_MAX_CONTAINERS 256
+#define VCFEED_MAX_PROPS      64
+#define VCFEED_NSNAME_MAX     320 /* "namespace/name": 63 + 1 + 253, with room */
+#define VCFEED_EXTRA_KEY      "vmservice.namespacedName"
+
+/* Returns a malloc'd "namespace/name" key for a changed VM (the feed frees it), or NULL when the
+ * VM is none of ours. nsname: the VM's vmservice.namespacedName if known, else NULL. */
+typedef char *(*vcfeed_map_fn)(const struct vim_moref *vm, const char *nsname, void *user);
+/* Queues key (borrowed for the call). */
+typedef void (*vcfeed_enqueue_fn)(const char *key, void *user);
+
+struct vcfeed_opts {
+    struct vim_client *client;     /* borrowed; must outlive the feed */
+    const char *const *containers; /* NULL-terminated; copied. Each: an inventory path
+                                    * ("/DC0/vm/ns1"), "Type:value" ("Folder:group-v3") or a
+                                    * bare Folder moref value ("group-v3"). May be empty. */
+    const char *const *props;      /* NULL-terminated VM property paths; NULL = the defaults */
+    vcfeed_map_fn map;             /* NULL: key = the namespacedName */
+    vcfeed_enqueue_fn enqueue;     /* required */
+    void *user;                    /* passed to both callbacks */
+    int max_wait_s;                /* WaitForUpdatesEx bound; 0 = 30 */
+    long backoff_initial_ms;       /* first retry delay after a failure; 0 = 500 */
+    long backoff_max_ms;           /* cap; 0 = 30000 */
+    int skip_initial;              /* 1: a new container's first ENTER set only fills the cache */
+};
+
+/* The default watched paths (NULL-terminated, static): VM Operator's list without the noisy
+ * guest.net, with config.changeVersion standing in for config.extraConfig, and
+ * config.instanceUuid to notice a moref that now names another VM. */
+const char *const *vcfeed_default_props(void);
+
+struct vcfeed;
+
+/* Validates opts, copies what it keeps and starts one thread per container. No vCenter call
+ * happens here: a watch that cannot be built is retried in the background (see stats). *ret_feed:
+ * release with vcfeed_free(). */
+vmop_rc vcfeed_new(const struct vcfeed_opts *opts, struct vcfeed **ret_feed, struct vmop_err *err);
+
+/* Replaces the watched containers (NULL-terminated list, copied). Containers in both lists keep
+ * their watch and cache; removed ones are stopped; added ones start (their first ENTER set is
+ * enqueued unless skip_initial). After vcfeed_stop() this only records the list. */
+vmop_rc vcfeed_set_containers(struct vcfeed *f, const char *const *containers,
+                              struct vmop_err *err);
+
+/* Cancels every wait (vim_watch_cancel) and joins the threads. Prompt unless a thread is inside
+ * another vCenter call (bounded by the client's timeout). Idempotent. */
+void vcfeed_stop(struct vcfeed *f);
+/* Stops and frees. NULL is fine. */
+void vcfeed_free(struct vcfeed *f);
+
+/* Counters for /metrics (monotonic except watches and last_error). */
+struct vcfeed_stats {
+    uint64_t updates;    /* object updates received from vCenter */
+    uint64_t dropped;    /* updates that changed nothing we watch (or unmapped VMs) */
+    uint64_t enqueued;   /* keys handed to the enqueue callback */
+    uint64_t batches;    /* non-empty update batches */
+    uint64_t waits;      /* WaitForUpdatesEx rounds completed (empty or not) */
+    uint64_t resyncs;    /* full ENTER sets (first per watch, and after a session expiry) */
+    uint64_t restarts;   /* watches rebuilt after a failure */
+    uint64_t errors;     /* failed watch builds and waits, and failed name reads */
+    uint64_t name_reads; /* vim_vm_get calls made to learn a namespacedName */
+    unsigned watches;    /* containers with a live watch right now */
+    unsigned containers; /* containers configured */
+    vmop_rc last_rc;     /* VMOP_OK if no error yet */
+    char last_error[VMOP_ERR_MSG_MAX]; /* message of the last error ("" if none); no secrets */
+};
+void vcfeed_stats(struct vcfeed *f, struct vcfeed_stats *ret_stats);
+
+/* ---- pure parts (exposed for unit tests) ----------------------------------------------------- */
+
+/* Delay before retry number `attempt` (0-based): min(cap, initial * 2^attempt), then jittered
+ * into [d/2, d] with rnd. Never below 1 ms. */
+long vcfeed_backoff_ms(unsigned attempt, long initial_ms, long cap_ms, unsigned rnd);
+
+/* Checks a vmservice.namespacedName value: "<namespace>/<name>", both non-empty, lower-case DNS
+ * characters ([a-z0-9.-]), namespace at most 63, name at most 253. 1 if valid. */
+int vcfeed_nsname_valid(const char *v);
+
+/* Parses a container spec (see vcfeed_opts.containers) that is not an inventory path into a
+ * moref. VMOP_E_INVALID if it does not parse. */
+vmop_rc vcfeed_parse_container(const char *spec, struct vim_moref *ret_ref, struct vmop_err *err);
+
+/* The per-container cache of last seen values (one entry per VM moref). */
+struct vcfeed_entry;
+struct vcfeed_cache {
+    struct vcfeed_entry **buckets; /* owned */
+    size_t n_buckets;
+    size_t n;                 /* entries */
+    size_t max_entries;       /* cap (0 = 1 << 20) */
+    uint64_t epoch;           /* mark of the current full set */
+    const char *const *props; /* borrowed; n_props of them */
+    size_t n_props;
+    int i_change_version; /* index of config.changeVersion in props, or -1 */
+    int i_instance_uuid;  /* index of config.instanceUuid in props, or -1 */
+};
+
+/* What one update meant. */
+struct vcfeed_change {
+    int changed;      /* something we watch changed (or a new VM, or LEAVE) */
+    int left;         /* the VM is gone: its entry was removed */
+    int replaced;     /* same moref, other VM (instanceUuid changed): old_nsname is the old VM's */
+    char *old_nsname; /* for left/replaced: the name cached for the old VM (owned; free it) */
+};
+
+vmop_rc vcfeed_cache_init(struct vcfeed_cache *c, const char *const *props, size_t max_entries,
+                          struct vmop_err *err);
+void vcfeed_cache_free(struct vcfeed_cache *c);
+/* Starts a full set: entries not seen until vcfeed_cache_sweep() are gone. */
+void vcfeed_cache_begin_full(struct vcfeed_cache *c);
+/* Applies one update. ret_change filled on success (free old_nsname). */
+vmop_rc vcfeed_cache_apply(struct vcfeed_cache *c, const struct vim_update *u,
+                           struct vcfeed_change *ret_change, struct vmop_err *err);
+/* Removes the entries missing from the full set begun last: calls gone(moref value, cached name,
+ * user) for each before removing it. Returns how many were removed. */
+size_t vcfeed_cache_sweep(struct vcfeed_cache *c,
+                          void (*gone)(const char *ref, const char *nsname, void *user),
+                          void *user);
+/* Cached name state of a VM: 1 = name looked up (*ret_nsname borrowed, may be NULL), 0 = not yet
+ * looked up since its last identity/changeVersion change, -1 = unknown VM. */
+int vcfeed_cache_name(const struct vcfeed_cache *c, const char *ref, const char **ret_nsname);
+/* Records a lookup result (nsname NULL = the VM has none). */
+vmop_rc vcfeed_cache_set_name(struct vcfeed_cache *c, const char *ref, const char *nsname,
+                              struct vmop_err *err);
+
+#endif

@@ -1,0 +1,552 @@
+/* test_vcfeed_sim.c: the vCenter change feed (operator/vcfeed.c) against the simulator (suite
+ * integration; owner: vcfeed).
+ *
+ * Each test starts its own simulator (Check fork mode: the child process owns it). VMs made here
+ * are clones of a generated VM carrying the ExtraConfig vmservice.namespacedName.
+ * Covers: initial keys (names learned by a read when the map cannot map a VM), no enqueue storm
+ * while nothing changes, power-off out of band, a guest IP published by the guest player, destroy
+ * (LEAVE), a second container added and removed at runtime, prompt stop; session expiry (resync
+ * without a storm, changes still seen); the simulator killed and restarted on the same port
+ * (restart counted, gone VM enqueued, new VM seen); and the idle cost with ~50 VMs (printed).
+ * Waits are bounded polls; the only fixed waits are the "nothing happens" windows.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vcfeed.h"
+#include "vcsim_harness.h"
+
+#define BOUND_MS 5000L
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+/* ---- what the feed enqueued ---- */
+
+#define MAX_KEYS 32
+struct rec {
+    pthread_mutex_t lock;
+    int n;
+    char keys[MAX_KEYS][64];
+    int counts[MAX_KEYS];
+    int total;
+    int null_name_maps; /* map calls without a known name */
+};
+
+static void rec_init(struct rec *r)
+{
+    memset(r, 0, sizeof(*r));
+    pthread_mutex_init(&r->lock, NULL);
+}
+
+static void rec_enqueue(const char *key, void *user)
+{
+    struct rec *r = user;
+    int i;
+
+    pthread_mutex_lock(&r->lock);
+    for (i = 0; i < r->n; i++)
+        if (strcmp(r->keys[i], key) == 0)
+            break;
+    if (i == r->n && r->n < MAX_KEYS)
+        snprintf(r->keys[r->n++], sizeof(r->keys[0]), "%s", key);
+    if (i < MAX_KEYS)
+        r->counts[i]++;
+    r->total++;
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* Our VMs carry a name; the rest are not ours. */
+static char *rec_map(const struct vim_moref *vm, const char *nsname, void *user)
+{
+    struct rec *r = user;
+
+    ck_assert_str_eq(vm->type, "VirtualMachine");
+    if (!nsname) {
+        pthread_mutex_lock(&r->lock);
+        r->null_name_maps++;
+        pthread_mutex_unlock(&r->lock);
+        return NULL;
+    }
+    return strdup(nsname);
+}
+
+static int rec_count(struct rec *r, const char *key)
+{
+    int c = 0;
+
+    pthread_mutex_lock(&r->lock);
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->keys[i], key) == 0)
+            c = r->counts[i];
+    pthread_mutex_unlock(&r->lock);
+    return c;
+}
+
+static int rec_total(struct rec *r)
+{
+    int t;
+
+    pthread_mutex_lock(&r->lock);
+    t = r->total;
+    pthread_mutex_unlock(&r->lock);
+    return t;
+}
+
+/* Polls until key's count exceeds `above`; returns the time it took, or -1. */
+static long wait_key(struct rec *r, const char *key, int above, long bound_ms)
+{
+    long long t0 = now_ms();
+
+    while (now_ms() - t0 <= bound_ms) {
+        if (rec_count(r, key) > above)
+            return (long)(now_ms() - t0);
+        sleep_ms(20);
+    }
+    return -1;
+}
+
+typedef int (*stats_pred)(const struct vcfeed_stats *st, const void *arg);
+
+static int wait_stats(struct vcfeed *f, stats_pred pred, const void *arg, long bound_ms,
+                      struct vcfeed_stats *ret_st)
+{
+    long long t0 = now_ms();
+
+    for (;;) {
+        vcfeed_stats(f, ret_st);
+        if (pred(ret_st, arg))
+            return 1;
+        if (now_ms() - t0 > bound_ms)
+            return 0;
+        sleep_ms(20);
+    }
+}
+
+static int pred_watches(const struct vcfeed_stats *st, const void *arg)
+{
+    return st->watches == *(const unsigned *)arg;
+}
+static int pred_resyncs(const struct vcfeed_stats *st, const void *arg)
+{
+    return st->resyncs >= *(const uint64_t *)arg;
+}
+static int pred_errors(const struct vcfeed_stats *st, const void *arg)
+{
+    return st->errors >= *(const uint64_t *)arg;
+}
+static int pred_restarted(const struct vcfeed_stats *st, const void *arg)
+{
+    (void)arg;
+    return st->restarts >= 1 && st->watches == 1;
+}
+
+/* ---- simulator helpers ---- */
+
+static struct vcsim *start_sim(const struct vcsim_opts *o)
+{
+    struct vcsim *sim = NULL;
+    struct vmop_err err = {0};
+
+    ck_assert_msg(vcsim_start(o, &sim, &err) == VMOP_OK, "vcsim_start: %s", err.msg);
+    return sim;
+}
+
+static struct vim_client *client_for(const struct vcsim *sim)
+{
+    struct vim_config cfg = {.url = sim->url,
+                             .username = sim->username,
+                             .password = sim->password,
+                             .timeout_ms = 60000,
+                             .connect_timeout_ms = 2000};
+    struct vim_client *c = NULL;
+    struct vmop_err err = {0};
+
+    ck_assert_msg(vim_client_new(&cfg, &c, &err) == VMOP_OK, "client: %s", err.msg);
+    return c;
+}
+
+static void find(struct vim_client *c, const char *path, struct vim_moref *ret)
+{
+    struct vmop_err err = {0};
+
+    ck_assert_msg(vim_find_by_path(c, path, NULL, ret, &err) == VMOP_OK, "find %s: %s", path,
+                  err.msg);
+}
+
+static void power(struct vim_client *c, const struct vim_moref *vm, enum vim_power_op op)
+{
+    struct vmop_err err = {0};
+
+    ck_assert_msg(vim_vm_power(c, vm, op, &err) == VMOP_OK, "power: %s", err.msg);
+}
+
+static void clone_vm(struct vim_client *c, const struct vcsim *sim, const char *name,
+                     const char *nsname, int power_on, struct vim_moref *ret_vm)
+{
+    struct vim_moref src, folder, pool;
+    struct vim_config_spec *spec = NULL;
+    struct vmop_err err = {0};
+
+    find(c, "/DC0/vm/DC0_C0_RP0_VM0", &src);
+    find(c, sim->folder, &folder);
+    find(c, sim->resource_pool, &pool);
+    ck_assert_int_eq(vim_config_spec_new(&spec), VMOP_OK);
+    ck_assert_int_eq(vim_cs_extra_config(spec, VCFEED_EXTRA_KEY, nsname), VMOP_OK);
+    struct vim_clone_spec cs = {
+        .source = &src, .folder = &folder, .name = name, .pool = &pool, .config = spec};
+    ck_assert_msg(vim_vm_clone(c, &cs, ret_vm, &err) == VMOP_OK, "clone %s: %s", name, err.msg);
+    vim_config_spec_free(spec);
+    /* The simulator ignores the clone's powerOn: power on explicitly. */
+    if (power_on)
+        power(c, ret_vm, VIM_OP_POWER_ON);
+}
+
+/* Waits until the guest player gave vm an address. */
+static void wait_ip(struct vim_client *c, const struct vim_moref *vm)
+{
+    long long t0 = now_ms();
+
+    for (;;) {
+        struct vim_vm *v = NULL;
+        struct vmop_err err = {0};
+        int has;
+        ck_assert_msg(vim_vm_get(c, vm, &v, &err) == VMOP_OK, "get: %s", err.msg);
+        has = v->guest_ip != NULL;
+        vim_vm_free(v);
+        if (has)
+            return;
+        ck_assert_msg(now_ms() - t0 < 10000, "no guest IP after 10 s");
+        sleep_ms(50);
+    }
+}
+
+static struct vcfeed *feed_start(struct vim_client *c, const char *const *containers,
+                                 const char *const *props, struct rec *r, int max_wait_s,
+                                 int skip_initial)
+{
+    struct vcfeed_opts o = {.client = c,
+                            .containers = containers,
+                            .props = props,
+                            .map = rec_map,
+                            .enqueue = rec_enqueue,
+                            .user = r,
+                            .max_wait_s = max_wait_s,
+                            .backoff_initial_ms = 100,
+                            .backoff_max_ms = 1000,
+                            .skip_initial = skip_initial};
+    struct vcfeed *f = NULL;
+    struct vmop_err err = {0};
+
+    ck_assert_msg(vcfeed_new(&o, &f, &err) == VMOP_OK, "vcfeed_new: %s", err.msg);
+    return f;
+}
+
+static long stop_timed(struct vcfeed *f)
+{
+    long long t0 = now_ms();
+
+    vcfeed_stop(f);
+    return (long)(now_ms() - t0);
+}
+
+/* ---- tests ---- */
+
+START_TEST(test_events)
+{
+    struct vcsim_opts so = {.no_seed = 1};
+    struct vcsim *sim = start_sim(&so);
+    struct vim_client *c = client_for(sim);
+    struct vim_moref a, b, folder;
+    struct vmop_err err = {0};
+    struct rec r, r2;
+    struct vcfeed *f, *f2;
+    struct vcfeed_stats st;
+    const char *const containers[] = {"/DC0/vm", NULL};
+    const char *const ip_only[] = {"guest.ipAddress", NULL};
+    char folder_spec[VIM_MOREF_TYPE_MAX + VIM_MOREF_VALUE_MAX + 2];
+    long t;
+    int before, total;
+    unsigned one = 1, two = 2;
+
+    rec_init(&r);
+    rec_init(&r2);
+    clone_vm(c, sim, "feed-a", "ns1/vm-a", 1, &a);
+    clone_vm(c, sim, "feed-b", "ns1/vm-b", 0, &b);
+    wait_ip(c, &a);
+
+    f = feed_start(c, containers, NULL, &r, 0, 0);
+    /* The initial set: both of ours, learned by reading their ExtraConfig; nothing else. */
+    ck_assert_msg(wait_key(&r, "ns1/vm-a", 0, BOUND_MS) >= 0, "vm-a not enqueued initially");
+    ck_assert_msg(wait_key(&r, "ns1/vm-b", 0, BOUND_MS) >= 0, "vm-b not enqueued initially");
+    vcfeed_stats(f, &st);
+    ck_assert_uint_ge(st.name_reads, 2);
+    ck_assert_uint_eq(st.resyncs, 1);
+    ck_assert_uint_eq(st.watches, 1);
+    ck_assert_uint_eq(st.containers, 1);
+    ck_assert_uint_eq(st.restarts, 0);
+
+    /* No storm while nothing changes. */
+    before = rec_total(&r);
+    sleep_ms(2000);
+    ck_assert_int_eq(rec_total(&r), before);
+    ck_assert_int_eq(r.n, 2);
+
+    /* Power off out of band. */
+    before = rec_count(&r, "ns1/vm-a");
+    power(c, &a, VIM_OP_POWER_OFF);
+    t = wait_key(&r, "ns1/vm-a", before, BOUND_MS);
+    ck_assert_msg(t >= 0, "power-off not enqueued within %ld ms", BOUND_MS);
+    printf("vcfeed: power-off seen after %ld ms\n", t);
+
+    /* A guest IP published by the guest player: a feed watching only guest.ipAddress. */
+    f2 = feed_start(c, containers, ip_only, &r2, 0, 1);
+    ck_assert(wait_stats(f2, pred_watches, &one, BOUND_MS, &st));
+    before = rec_count(&r, "ns1/vm-b");
+    power(c, &b, VIM_OP_POWER_ON);
+    t = wait_key(&r2, "ns1/vm-b", 0, BOUND_MS);
+    ck_assert_msg(t >= 0, "guest IP change not enqueued within %ld ms", BOUND_MS);
+    ck_assert_int_eq(rec_count(&r2, "ns1/vm-a"), 0);
+    ck_assert(wait_key(&r, "ns1/vm-b", before, BOUND_MS) >= 0);
+    ck_assert_int_lt(stop_timed(f2), 2000);
+    vcfeed_free(f2);
+
+    /* Destroy: LEAVE is enqueued with the cached name. */
+    before = rec_count(&r, "ns1/vm-a");
+    ck_assert_msg(vim_vm_destroy(c, &a, &err) == VMOP_OK, "destroy: %s", err.msg);
+    ck_assert_msg(wait_key(&r, "ns1/vm-a", before, BOUND_MS) >= 0, "destroy not enqueued");
+
+    /* A second container at runtime (the same folder by moref): its initial set is enqueued. */
+    find(c, sim->folder, &folder);
+    snprintf(folder_spec, sizeof(folder_spec), "%s:%s", folder.type, folder.value);
+    const char *const both[] = {"/DC0/vm", folder_spec, NULL};
+    before = rec_count(&r, "ns1/vm-b");
+    ck_assert_int_eq(vcfeed_set_containers(f, both, &err), VMOP_OK);
+    ck_assert(wait_stats(f, pred_watches, &two, BOUND_MS, &st));
+    ck_assert_uint_eq(st.containers, 2);
+    ck_assert(wait_key(&r, "ns1/vm-b", before, BOUND_MS) >= 0);
+    /* Back to one: the kept watch is not restarted (no new initial enqueue). */
+    const char *const second[] = {folder_spec, NULL};
+    ck_assert_int_eq(vcfeed_set_containers(f, second, &err), VMOP_OK);
+    ck_assert(wait_stats(f, pred_watches, &one, BOUND_MS, &st));
+    ck_assert_uint_eq(st.containers, 1);
+    ck_assert_uint_eq(st.resyncs, 2);
+
+    /* Still live on the remaining container. */
+    before = rec_count(&r, "ns1/vm-b");
+    power(c, &b, VIM_OP_POWER_OFF);
+    ck_assert(wait_key(&r, "ns1/vm-b", before, BOUND_MS) >= 0);
+
+    /* Stop is prompt while a 30 s wait is in progress. */
+    t = stop_timed(f);
+    printf("vcfeed: stop took %ld ms\n", t);
+    ck_assert_int_lt(t, 2000);
+    vcfeed_stats(f, &st);
+    ck_assert_uint_eq(st.watches, 0);
+    total = rec_total(&r);
+    ck_assert_uint_eq(st.enqueued, (uint64_t)total);
+    ck_assert_int_eq(st.last_rc, VMOP_OK);
+    vcfeed_free(f);
+    vim_client_free(c);
+    vcsim_stop(sim, NULL);
+}
+END_TEST
+
+START_TEST(test_session_expiry)
+{
+    struct vcsim_opts so = {.no_seed = 1, .session_idle_timeout_ms = 500};
+    struct vcsim *sim = start_sim(&so);
+    struct vim_client *c = client_for(sim);
+    const char *const containers[] = {"/DC0/vm", NULL};
+    struct vim_moref vm;
+    struct vim_stats vs;
+    struct vcfeed_stats st;
+    struct rec r;
+    struct vcfeed *f;
+    uint64_t want;
+    int before;
+
+    rec_init(&r);
+    clone_vm(c, sim, "feed-c", "ns2/vm-c", 1, &vm);
+    wait_ip(c, &vm);
+    /* 2 s waits: the 500 ms idle timeout expires the session between them. */
+    f = feed_start(c, containers, NULL, &r, 2, 0);
+    ck_assert(wait_key(&r, "ns2/vm-c", 0, BOUND_MS) >= 0);
+    want = 3; /* the first set and at least two after an expiry */
+    ck_assert_msg(wait_stats(f, pred_resyncs, &want, 15000, &st), "resyncs %llu",
+                  (unsigned long long)st.resyncs);
+    vim_client_stats(c, &vs);
+    ck_assert_uint_ge(vs.relogins, 1);
+    /* The resyncs changed nothing: no storm. */
+    ck_assert_int_eq(rec_count(&r, "ns2/vm-c"), 1);
+    ck_assert_uint_eq(st.restarts, 0);
+    /* Changes are still seen. */
+    before = rec_count(&r, "ns2/vm-c");
+    power(c, &vm, VIM_OP_POWER_OFF);
+    ck_assert_msg(wait_key(&r, "ns2/vm-c", before, BOUND_MS) >= 0, "power-off after expiry");
+    printf("vcfeed: session expiry: %llu resyncs, %llu relogins\n", (unsigned long long)st.resyncs,
+           (unsigned long long)vs.relogins);
+    ck_assert_int_lt(stop_timed(f), 2000);
+    vcfeed_free(f);
+    vim_client_free(c);
+    vcsim_stop(sim, NULL);
+}
+END_TEST
+
+START_TEST(test_restart)
+{
+    struct vcsim_opts so = {.no_seed = 1};
+    struct vcsim *sim = start_sim(&so);
+    struct vim_client *c;
+    const char *const containers[] = {"/DC0/vm", NULL};
+    struct vim_moref vm;
+    struct vcfeed_stats st;
+    struct rec r;
+    struct vcfeed *f;
+    const char *port;
+    char listen[64];
+    uint64_t one = 1;
+    int before;
+
+    rec_init(&r);
+    port = strrchr(sim->url, ':');
+    ck_assert_ptr_nonnull(port);
+    snprintf(listen, sizeof(listen), "-listen=127.0.0.1:%s", port + 1);
+    c = client_for(sim);
+    clone_vm(c, sim, "feed-d", "ns3/vm-d", 0, &vm);
+    f = feed_start(c, containers, NULL, &r, 5, 0);
+    ck_assert(wait_key(&r, "ns3/vm-d", 0, BOUND_MS) >= 0);
+
+    /* Kill the simulator: the feed fails, backs off, keeps trying. */
+    vcsim_stop(sim, NULL);
+    sim = NULL;
+    ck_assert(wait_stats(f, pred_errors, &one, 15000, &st));
+    printf("vcfeed: while down: %s\n", st.last_error);
+    ck_assert_int_ne(st.last_rc, VMOP_OK);
+
+    /* Restart on the same port (retry a little in case the port is briefly busy). */
+    const char *const extra[] = {listen, NULL};
+    struct vcsim_opts so2 = {.no_seed = 1, .extra_args = extra};
+    for (int i = 0; i < 20 && !sim; i++) {
+        struct vmop_err err = {0};
+        if (vcsim_start(&so2, &sim, &err) != VMOP_OK) {
+            printf("vcfeed: restart attempt %d: %s\n", i, err.msg);
+            sleep_ms(250);
+        }
+    }
+    ck_assert_ptr_nonnull(sim);
+    ck_assert_msg(wait_stats(f, pred_restarted, NULL, 15000, &st), "no recovery: %s",
+                  st.last_error);
+    /* The VM did not survive the restart: it is enqueued as gone. */
+    ck_assert_msg(wait_key(&r, "ns3/vm-d", 1, BOUND_MS) >= 0, "gone VM not enqueued");
+    /* And the feed is live on the new server. */
+    before = rec_count(&r, "ns3/vm-e");
+    clone_vm(c, sim, "feed-e", "ns3/vm-e", 0, &vm);
+    ck_assert_msg(wait_key(&r, "ns3/vm-e", before, BOUND_MS) >= 0, "new VM not seen");
+    vcfeed_stats(f, &st);
+    printf("vcfeed: restart: restarts=%llu errors=%llu\n", (unsigned long long)st.restarts,
+           (unsigned long long)st.errors);
+    ck_assert_int_lt(stop_timed(f), 2000);
+    vcfeed_free(f);
+    vim_client_free(c);
+    vcsim_stop(sim, NULL);
+}
+END_TEST
+
+/* Idle cost with ~50 VMs: printed, not asserted (window: $VCFEED_IDLE_WINDOW_S, default 10). */
+START_TEST(test_idle_cost)
+{
+    struct vcsim_opts so = {.no_seed = 1, .vms = 25};
+    struct vcsim *sim = start_sim(&so);
+    struct vim_client *c = client_for(sim), *fc = client_for(sim);
+    const char *const containers[] = {"/DC0/vm", NULL};
+    struct vim_entity_list l = {0};
+    struct vmop_err err = {0};
+    struct vim_stats s0, s1;
+    struct vcfeed_stats st, st1;
+    struct rec r;
+    struct vcfeed *f;
+    const char *w = getenv("VCFEED_IDLE_WINDOW_S");
+    long window_s = w ? strtol(w, NULL, 10) : 10;
+    uint64_t batches;
+    long long t0;
+
+    if (window_s < 1 || window_s > 600)
+        window_s = 10;
+    rec_init(&r);
+    ck_assert_int_eq(vim_list(c, NULL, "VirtualMachine", &l, &err), VMOP_OK);
+    printf("vcfeed: idle test with %zu VMs\n", l.n);
+    ck_assert_uint_ge(l.n, 50);
+    vim_entity_list_free(&l);
+    f = feed_start(fc, containers, NULL, &r, 30, 0);
+    /* Settle: the first set read, then no batch for 2 s (the guest player publishing IPs). */
+    t0 = now_ms();
+    for (;;) {
+        vcfeed_stats(f, &st);
+        batches = st.batches;
+        sleep_ms(2000);
+        vcfeed_stats(f, &st);
+        if (st.resyncs >= 1 && st.batches == batches)
+            break;
+        ck_assert_msg(now_ms() - t0 < 30000, "feed did not settle");
+    }
+    vim_client_stats(fc, &s0);
+    printf("vcfeed: start-up cost: %llu SOAP calls (%llu name reads, %llu updates)\n",
+           (unsigned long long)s0.soap_calls, (unsigned long long)st.name_reads,
+           (unsigned long long)st.updates);
+    sleep_ms(window_s * 1000);
+    vim_client_stats(fc, &s1);
+    vcfeed_stats(f, &st1);
+    printf("vcfeed: idle: %llu SOAP calls in %ld s (%.1f per minute), %llu enqueued\n",
+           (unsigned long long)(s1.soap_calls - s0.soap_calls), window_s,
+           (double)(s1.soap_calls - s0.soap_calls) * 60.0 / (double)window_s,
+           (unsigned long long)(st1.enqueued - st.enqueued));
+    ck_assert_uint_eq(st1.enqueued, st.enqueued);
+    ck_assert_int_lt(stop_timed(f), 2000);
+    vcfeed_free(f);
+    vim_client_free(fc);
+    vim_client_free(c);
+    vcsim_stop(sim, NULL);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("vcfeed_sim");
+    TCase *t = tcase_create("sim");
+
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, test_events);
+    tcase_add_test(t, test_session_expiry);
+    tcase_add_test(t, test_restart);
+    tcase_add_test(t, test_idle_cost);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *r = srunner_create(suite());
+    int failed;
+
+    srunner_run_all(r, CK_NORMAL);
+    failed = srunner_ntests_failed(r);
+    srunner_free(r);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
