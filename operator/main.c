@@ -1,47 +1,143 @@
-/* main.c: the vmop binary: flag parsing and process lifecycle. */
+/* main.c: the vmop binary: flag parsing; the process lifecycle is in vmop.c. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
+#include "vmop.h"
 #include "vmop_err.h"
 
 #ifndef VMOP_VERSION
 #define VMOP_VERSION "0.1.0"
 #endif
 
-static void usage(FILE *out)
+static void usage(FILE *out, const struct vmop_config *d)
 {
-    fprintf(out, "Usage: vmop [OPTIONS]\n"
-                 "A VM Service-style operator: reconciles vmoperator.vmware.com resources\n"
-                 "against vCenter.\n\n"
-                 "Options:\n"
-                 "  --kubeconfig PATH   kubeconfig file (default: $KUBECONFIG, then in-cluster)\n"
-                 "  --version           print the version and exit\n"
-                 "  -h, --help          print this help and exit\n");
+    fprintf(out,
+            "Usage: vmop [OPTIONS]\n"
+            "A VM Service-style operator: reconciles vmoperator.vmware.com resources against\n"
+            "vCenter.\n\n"
+            "Options:\n"
+            "  --kubeconfig PATH        kubeconfig file (default: $KUBECONFIG, then in-cluster,\n"
+            "                           then ~/.kube/config)\n"
+            "  --namespace NS           the operator's namespace: credentials Secrets, Lease\n"
+            "                           (default: %s)\n"
+            "  --leader-elect           run leader election (default: off)\n"
+            "  --lease-namespace NS     Lease namespace (default: --namespace)\n"
+            "  --lease-name NAME        Lease name (default: %s)\n"
+            "  --workers N              VirtualMachine reconcile workers (default: %u)\n"
+            "  --health-addr HOST:PORT  /healthz /readyz /metrics; \"\" disables\n"
+            "                           (default: %s)\n"
+            "  --log-level LEVEL        debug, info, warn, error (default: info)\n"
+            "  --trysoft-timeout SECS   guest shutdown wait before powering off hard\n"
+            "                           (default: %ld)\n"
+            "  --resync-period SECS     re-reconcile every VM this often (default: %ld)\n"
+            "  --image-sync-period SECS re-read the content libraries this often (default: %ld)\n"
+            "  --drain-timeout SECS     on SIGTERM, wait this long for reconciles (default: %ld)\n"
+            "  --version                print the version and exit\n"
+            "  -h, --help               print this help and exit\n",
+            d->ns, d->lease_name, d->workers, d->health_addr, d->trysoft_timeout_ms / 1000,
+            d->resync_ms / 1000, d->image_sync_ms / 1000, d->drain_ms / 1000);
+}
+
+/* Parses a non-negative decimal number of at most max; -1 when invalid. */
+static long parse_num(const char *s, long max)
+{
+    char *end = NULL;
+    long v;
+    if (!s || !*s)
+        return -1;
+    v = strtol(s, &end, 10);
+    if (*end || v < 0 || v > max)
+        return -1;
+    return v;
 }
 
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"kubeconfig", required_argument, NULL, 'k'},
+        {"namespace", required_argument, NULL, 'n'},
+        {"leader-elect", optional_argument, NULL, 'L'},
+        {"lease-namespace", required_argument, NULL, 'N'},
+        {"leader-election-namespace", required_argument, NULL, 'N'}, /* controller-runtime name */
+        {"lease-name", required_argument, NULL, 'l'},
+        {"workers", required_argument, NULL, 'w'},
+        {"health-addr", required_argument, NULL, 'H'},
+        {"log-level", required_argument, NULL, 'v'},
+        {"trysoft-timeout", required_argument, NULL, 't'},
+        {"resync-period", required_argument, NULL, 'r'},
+        {"image-sync-period", required_argument, NULL, 'i'},
+        {"drain-timeout", required_argument, NULL, 'd'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    struct vmop_config cfg, defaults;
     int c;
+    long v;
+
+    vmop_config_defaults(&cfg);
+    defaults = cfg;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'k':
+            cfg.kubeconfig = optarg;
+            break;
+        case 'n':
+            cfg.ns = optarg;
+            break;
+        case 'L':
+            cfg.leader_elect = !optarg || !strcmp(optarg, "true") || !strcmp(optarg, "1");
+            break;
+        case 'N':
+            cfg.lease_ns = optarg;
+            break;
+        case 'l':
+            cfg.lease_name = optarg;
+            break;
+        case 'w':
+            if ((v = parse_num(optarg, 256)) < 1)
+                goto bad;
+            cfg.workers = (unsigned)v;
+            break;
+        case 'H':
+            cfg.health_addr = optarg;
+            break;
+        case 'v':
+            if (vlog_level_parse(optarg) < 0)
+                goto bad;
+            vlog_set_level((enum vlog_level)vlog_level_parse(optarg));
+            break;
+        case 't':
+            if ((v = parse_num(optarg, 86400)) < 0)
+                goto bad;
+            cfg.trysoft_timeout_ms = v * 1000;
+            break;
+        case 'r':
+            if ((v = parse_num(optarg, 86400 * 7)) < 0)
+                goto bad;
+            cfg.resync_ms = v * 1000;
+            break;
+        case 'i':
+            if ((v = parse_num(optarg, 86400 * 7)) < 1)
+                goto bad;
+            cfg.image_sync_ms = v * 1000;
+            break;
+        case 'd':
+            if ((v = parse_num(optarg, 3600)) < 0)
+                goto bad;
+            cfg.drain_ms = v * 1000;
             break;
         case 'V':
             printf("vmop %s\n", VMOP_VERSION);
             return 0;
         case 'h':
-            usage(stdout);
+            usage(stdout, &defaults);
             return 0;
         default:
-            usage(stderr);
+            usage(stderr, &defaults);
             return 2;
         }
     }
@@ -49,6 +145,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "vmop: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    fprintf(stderr, "vmop: the controllers are not implemented yet\n");
-    return 0;
+    return vmop_run(&cfg);
+bad:
+    fprintf(stderr, "vmop: invalid value '%s' (see --help)\n", optarg ? optarg : "");
+    return 2;
 }

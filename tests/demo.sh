@@ -1,21 +1,28 @@
 #!/bin/bash
-# demo.sh: the README's demo. Installs what it needs, builds vmop, starts the govmomi vCenter
-# simulator on loopback (TLS, thumbprint pinned) and shows the vimclient command-line tool working
-# against it: inventory, Content Library, deploy from the library, a power cycle, destroy.
-# Set DEMO_KEEP=1 to leave the simulator running at the end.
+# demo.sh: the README's demo. Installs what it needs, builds vmop, starts the development
+# environment (govmomi vCenter simulator + Kubernetes API test server + vmop, all on 127.0.0.1,
+# namespace `default` bound to the simulator) and then, with plain kubectl:
+#   - applies a cloud-config Secret and two VirtualMachines (best-effort-small and guaranteed-small)
+#     naming their image by its display name;
+#   - waits (bounded) until both are PoweredOn with an IP;
+#   - shows `kubectl get vm -o wide`, `kubectl describe vm`, `kubectl get vmi`;
+#   - deletes them and shows that vCenter no longer has them.
+# DEMO_KEEP=1 leaves everything running (and the VMs in place) and says how to use it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-BUILD=${VMOP_BUILD_DIR:-$ROOT/build-dev}
+export VMOP_BUILD_DIR=${VMOP_BUILD_DIR:-$ROOT/build-dev}
+WAIT_S=${DEMO_WAIT_S:-120}
 
 sh tests/tools/setup.sh
-if [ ! -f "$BUILD/build.ninja" ]; then meson setup "$BUILD" >/dev/null; fi
-ninja -C "$BUILD" >/dev/null
+command -v kubectl >/dev/null 2>&1 || { echo "demo: kubectl is needed (any 1.2x/1.3x client)" >&2; exit 1; }
+if [ ! -f "$VMOP_BUILD_DIR/build.ninja" ]; then meson setup "$VMOP_BUILD_DIR" >/dev/null; fi
+ninja -C "$VMOP_BUILD_DIR" >/dev/null
 
 WORK=$(mktemp -d /tmp/vmop-demo.XXXXXX)
 cleanup() {
     if [ -z "${DEMO_KEEP:-}" ]; then
-        [ -f "$WORK/vcsim.pid" ] && kill "$(cat "$WORK/vcsim.pid")" 2>/dev/null || true
+        tests/devenv down "$WORK" >/dev/null 2>&1 || true
         rm -rf "$WORK"
     fi
 }
@@ -24,53 +31,88 @@ trap cleanup EXIT
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 
-step "Start the vCenter simulator (govmomi, TLS on 127.0.0.1)"
-"$BUILD/tests/vcsim/vcsim-launcher" -listen 127.0.0.1:0 -tls=true -username demo@vsphere.local \
-    -password "demo-$RANDOM$RANDOM" -die-with-parent=false >"$WORK/vcsim.out" 2>"$WORK/vcsim.log" </dev/null &
-echo $! >"$WORK/vcsim.pid"
-for _ in $(seq 1 600); do grep -q '^{' "$WORK/vcsim.out" 2>/dev/null && break; sleep 0.1; done
-grep -q '^{' "$WORK/vcsim.out" || { cat "$WORK/vcsim.log"; echo "simulator did not start"; exit 1; }
-J=$(grep -m1 '^{' "$WORK/vcsim.out")
-jf() { python3 -c 'import json,sys; j=json.loads(sys.argv[1]); exec("print(" + sys.argv[2] + ")")' "$J" "$1"; }
-export VIMC_URL=$(jf 'j["url"]') VIMC_USERNAME=$(jf 'j["username"]') VIMC_PASSWORD=$(jf 'j["password"]')
-export VIMC_THUMBPRINT=$(jf 'j["thumbprint_sha256"]')
-echo "simulator at $VIMC_URL, certificate pinned by SHA-256 thumbprint $VIMC_THUMBPRINT"
-VIMC="$BUILD/vimclient/tool/vimc"
-POOL=$(jf 'j["resource_pool"]') FOLDER=$(jf 'j["folder"]') PG=$(jf 'j["portgroups"][0]')
-LIB=$(jf 'j["libraries"][0]["name"]')
-OVF_ITEM=$(jf '[i["name"] for i in j["libraries"][0]["items"] if i["type"]=="ovf"][0]')
+step "Start the development environment (vCenter simulator, Kubernetes API server, vmop)"
+tests/devenv up "$WORK"
+export KUBECONFIG=$WORK/kubeconfig KUBECACHEDIR=$WORK/kubecache
 
-step "Who is there"
-run "$VIMC" about
-step "Inventory: virtual machines and networks"
-run "$VIMC" ls VirtualMachine
-run "$VIMC" ls Network
-step "Content Library"
-run "$VIMC" lib ls
-run "$VIMC" lib items "$LIB"
-step "Deploy the OVF item '$OVF_ITEM' onto port group $PG"
-run "$VIMC" lib deploy "$LIB/$OVF_ITEM" demo-vm --pool "$POOL" --folder "$FOLDER" --network "nic0=$PG"
-VM="$FOLDER/demo-vm"
-run "$VIMC" vm info "$VM"
-step "Power cycle"
-run "$VIMC" vm power on "$VM"
-# The simulator's launcher plays the guest and reports an address shortly after power-on.
-for _ in $(seq 1 50); do
-    "$VIMC" vm info "$VM" | grep -q '^IP: *[0-9]' && break
-    sleep 0.2
+step "The images vmop found in the content libraries"
+for ((i = 0; i < WAIT_S * 2; i++)); do
+    [ "$(kubectl get vmi -o name 2>/dev/null | wc -l)" -ge 2 ] && break
+    sleep 0.5
 done
-"$VIMC" vm info "$VM" | grep -E '^(Power|IP|Tools):'
-run "$VIMC" vm power suspend "$VM"
-run "$VIMC" vm power on "$VM"
-run "$VIMC" vm power off "$VM"
-step "Destroy"
-run "$VIMC" vm destroy "$VM"
-if "$VIMC" vm info "$VM" >/dev/null 2>&1; then echo "demo-vm still exists"; exit 1; fi
-echo "demo-vm is gone"
+run kubectl get vmi
+run kubectl get cvmi
+run kubectl get vmclass
+
+step "Apply a cloud-config Secret and two VMs (image by display name)"
+cat >"$WORK/demo.yaml" <<'YAML'
+apiVersion: v1
+kind: Secret
+metadata:
+  name: demo-cloud-config
+stringData:
+  user-data: |
+    #cloud-config
+    users:
+    - name: demo
+      ssh_authorized_keys: ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDemoKeyOnlyForTheDemo demo@example"]
+---
+apiVersion: vmoperator.vmware.com/v1alpha5
+kind: VirtualMachine
+metadata:
+  name: demo-web
+  labels: {app: demo}
+spec:
+  className: best-effort-small
+  imageName: vmop-tiny-ovf
+  storageClass: wcp-default
+  bootstrap:
+    cloudInit:
+      rawCloudConfig: {name: demo-cloud-config, key: user-data}
+---
+apiVersion: vmoperator.vmware.com/v1alpha5
+kind: VirtualMachine
+metadata:
+  name: demo-db
+  labels: {app: demo}
+spec:
+  className: guaranteed-small
+  imageName: vmop-tiny-ovf
+  storageClass: wcp-default
+  network:
+    hostName: demo-db
+  bootstrap:
+    cloudInit:
+      rawCloudConfig: {name: demo-cloud-config, key: user-data}
+YAML
+run kubectl apply -f "$WORK/demo.yaml"
+
+step "Wait until both are PoweredOn with an IP (at most ${WAIT_S}s)"
+ok=0
+for ((i = 0; i < WAIT_S * 2; i++)); do
+    n=$(kubectl get vm demo-web demo-db -o 'jsonpath={range .items[*]}{.status.powerState}/{.status.network.primaryIP4}{"\n"}{end}' 2>/dev/null |
+        grep -c '^PoweredOn/[0-9]' || true)
+    if [ "$n" = 2 ]; then ok=1; break; fi
+    sleep 0.5
+done
+run kubectl wait vm/demo-web vm/demo-db --for=condition=Ready --timeout=30s || true
+run kubectl get vm -o wide
+if [ "$ok" != 1 ]; then
+    echo "the VMs did not come up within ${WAIT_S}s; operator log:"; tail -30 "$WORK/operator.log"
+    exit 1
+fi
+run kubectl describe vm demo-db
 
 if [ -n "${DEMO_KEEP:-}" ]; then
-    step "The simulator keeps running"
-    echo "export VIMC_URL=$VIMC_URL VIMC_USERNAME=$VIMC_USERNAME VIMC_THUMBPRINT=$VIMC_THUMBPRINT"
-    echo "export VIMC_PASSWORD=... (see $WORK/vcsim.out); stop it with: kill $(cat "$WORK/vcsim.pid")"
+    step "Everything keeps running"
+    echo "  export KUBECONFIG=$KUBECONFIG KUBECACHEDIR=$KUBECACHEDIR"
+    echo "  kubectl get vm -o wide; kubectl describe vm demo-web"
+    echo "  vCenter simulator credentials: $WORK/vcenter.json; operator log: $WORK/operator.log"
+    echo "  stop it all with: tests/devenv down $WORK"
+    exit 0
 fi
+
+step "Delete the VMs: vmop powers them off and destroys them in vCenter"
+run kubectl delete -f "$WORK/demo.yaml" --timeout=60s
+run kubectl get vm
 step "Demo finished"

@@ -1,0 +1,56 @@
+/* vcenters.h: one shared vim_client per VCenterEndpoint, built from the endpoint and its
+ * credentials Secret, and rebuilt when either changes.
+ *
+ * Owns: the connection cache (a vim_client and its vmsync context per endpoint) keyed by endpoint
+ * name. Each entry remembers a SHA-256 fingerprint of what built it (server, TLS settings,
+ * username, password); a lookup with different inputs retires the old client (freed when its last
+ * user puts it back) and builds a new one. A caBundle is written to a private temporary file for
+ * libcurl and removed with the client. Credentials are never logged; the fingerprint is not
+ * reversible.
+ *
+ * Threads: thread-safe. Ownership: vcenters_get() hands out a reference (vc_conn_put() it).
+ */
+#ifndef VMOP_VCENTERS_H
+#define VMOP_VCENTERS_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "api_admin.h"
+#include "vimclient.h"
+#include "vmsync.h"
+#include "vmop_err.h"
+
+struct vcenters;
+struct vc_conn;
+
+struct vcenters_opts {
+    long timeout_ms;      /* per vCenter call; 0: 60000 */
+    int max_connections;  /* per endpoint; 0: 8 */
+    struct vs_options vs; /* for the vmsync context of each client (strings borrowed) */
+};
+
+vmop_rc vcenters_new(const struct vcenters_opts *o, struct vcenters **ret, struct vmop_err *err);
+void vcenters_free(struct vcenters *v); /* NULL-safe; no connection may be in use */
+
+/* The client for endpoint ep, whose credentials Secret is secret (the JSON object as the API
+ * returns it; NULL: not found -> VMOP_E_NOT_FOUND). VMOP_E_INVALID when the Secret lacks the keys.
+ * *ret: a reference, release with vc_conn_put(). */
+vmop_rc vcenters_get(struct vcenters *v, const struct api_endpoint *ep, const cJSON *secret,
+                     struct vc_conn **ret, struct vmop_err *err);
+/* Drops the cached client of an endpoint (deleted endpoint, or after VMOP_E_AUTH so the next
+ * lookup logs in afresh). */
+void vcenters_forget(struct vcenters *v, const char *endpoint);
+
+struct vim_client *vc_conn_client(const struct vc_conn *c);
+/* The vmsync context of this client (shared by every worker). */
+struct vs_ctx *vc_conn_sync(const struct vc_conn *c);
+const char *vc_conn_endpoint(const struct vc_conn *c);
+void vc_conn_put(struct vc_conn *c); /* NULL-safe */
+
+/* Sum of vim_client_stats() over every client ever built (live and retired), and the count of
+ * clients built. */
+void vcenters_stats(struct vcenters *v, struct vim_stats *ret, uint64_t *ret_clients);
+
+#endif

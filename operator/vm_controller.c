@@ -1,0 +1,1032 @@
+/* vm_controller.c: the VirtualMachine controller (see vm_controller.h).
+ *
+ * reconcile(key): cache read -> paused? -> deleting? -> finalizer -> admission defaults ->
+ * resolve (pure) -> vmsync apply (vCenter) -> status (pure) -> one status patch + events.
+ */
+#include "vm_controller.h"
+
+#include <openssl/rand.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api_admin.h"
+#include "api_class.h"
+#include "api_image.h"
+#include "api_vm.h"
+#include "kube_queue.h"
+#include "kube_util.h"
+#include "log.h"
+#include "probe.h"
+#include "resolve.h"
+#include "status.h"
+#include "vmsync.h"
+
+const struct kube_resource vmc_res_vms = {"vmoperator.vmware.com", "v1alpha5", "virtualmachines",
+                                          1};
+const struct kube_resource vmc_res_classes = {"vmoperator.vmware.com", "v1alpha5",
+                                              "virtualmachineclasses", 1};
+const struct kube_resource vmc_res_images = {"vmoperator.vmware.com", "v1alpha5",
+                                             "virtualmachineimages", 1};
+const struct kube_resource vmc_res_cimages = {"vmoperator.vmware.com", "v1alpha5",
+                                              "clustervirtualmachineimages", 0};
+const struct kube_resource vmc_res_storageclasses = {"storage.k8s.io", "v1", "storageclasses", 0};
+const struct kube_resource vmc_res_bindings = {"infra.vmop.io", "v1alpha1", "namespacebindings", 1};
+const struct kube_resource vmc_res_endpoints = {"infra.vmop.io", "v1alpha1", "vcenterendpoints", 0};
+
+#define LOGGER "vm-controller"
+
+enum inf_id { I_VM, I_CLASS, I_IMAGE, I_CIMAGE, I_SECRET, I_SC, I_BINDING, I_ENDPOINT, I_N };
+
+struct vmc;
+
+struct inf_slot {
+    struct vmc *c;
+    enum inf_id id;
+    struct kube_informer *inf;
+};
+
+struct vmc {
+    struct kube_client *kc;
+    struct kube_recorder *rec;
+    struct vcenters *vcs;
+    struct vmc_opts o;
+    char system_ns[254];
+    struct inf_slot inf[I_N];
+    struct kube_queue *q;
+    struct kube_workers *w;
+    struct prober *prober;
+    unsigned long reconciles, failures, status_patches, creates, deletes; /* atomics */
+};
+
+/* ---- keys and indexes ------------------------------------------------------------------------ */
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const cJSON *jobj(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static void emit_ns(kube_index_emit_fn emit, void *ctx, const char *ns, const char *v)
+{
+    char buf[520];
+    if (!ns || !v || !*v)
+        return;
+    snprintf(buf, sizeof(buf), "%s/%s", ns, v);
+    emit(ctx, buf);
+}
+
+static void idx_class(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ctx)
+{
+    emit_ns(emit, ctx, kube_obj_namespace(obj), jstr(jobj(obj, "spec"), "className"));
+}
+
+static void idx_image(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ctx)
+{
+    const cJSON *spec = jobj(obj, "spec");
+    const char *a = jstr(spec, "imageName"), *b = jstr(jobj(spec, "image"), "name");
+    emit_ns(emit, ctx, kube_obj_namespace(obj), a);
+    emit_ns(emit, ctx, "*", a);
+    if (b && (!a || strcmp(a, b))) {
+        emit_ns(emit, ctx, kube_obj_namespace(obj), b);
+        emit_ns(emit, ctx, "*", b);
+    }
+}
+
+static void idx_secret(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ctx)
+{
+    struct api_vm *vm = NULL;
+    struct rs_refs refs;
+    if (api_vm_parse(obj, &vm, NULL) != VMOP_OK)
+        return;
+    rs_references(vm, &refs);
+    for (size_t i = 0; i < refs.n_secrets; i++)
+        emit_ns(emit, ctx, vm->namespace_, refs.secret_names[i]);
+    api_vm_free(vm);
+}
+
+static void idx_sc(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ctx)
+{
+    const char *sc = jstr(jobj(obj, "spec"), "storageClass");
+    if (sc && *sc)
+        emit(ctx, sc);
+}
+
+static void idx_ns(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ctx)
+{
+    const char *ns = kube_obj_namespace(obj);
+    if (ns)
+        emit(ctx, ns);
+}
+
+static void enqueue_index(struct vmc *c, const char *index, const char *value)
+{
+    struct kube_obj **objs = NULL;
+    size_t n = 0;
+    if (kube_informer_by_index(c->inf[I_VM].inf, index, value, &objs, &n, NULL) != VMOP_OK)
+        return;
+    for (size_t i = 0; i < n; i++)
+        kube_queue_add(c->q, kube_obj_key(objs[i]));
+    kube_objs_free(objs, n);
+}
+
+static void enqueue_all(struct vmc *c)
+{
+    struct kube_obj **objs = NULL;
+    size_t n = 0;
+    if (kube_informer_list(c->inf[I_VM].inf, &objs, &n, NULL) != VMOP_OK)
+        return;
+    for (size_t i = 0; i < n; i++)
+        kube_queue_add(c->q, kube_obj_key(objs[i]));
+    kube_objs_free(objs, n);
+}
+
+/* A referenced object changed: requeue the VMs that use it. */
+static void on_ref(struct inf_slot *s, const struct kube_obj *o)
+{
+    struct vmc *c = s->c;
+    const cJSON *j = kube_obj_json(o);
+    const char *ns = kube_obj_namespace(j), *name = kube_obj_name(j);
+    char buf[520];
+    if (!name)
+        return;
+    switch (s->id) {
+    case I_VM:
+        kube_queue_add(c->q, kube_obj_key(o));
+        break;
+    case I_CLASS:
+        snprintf(buf, sizeof(buf), "%s/%s", ns ? ns : "", name);
+        enqueue_index(c, "class", buf);
+        break;
+    case I_IMAGE:
+    case I_CIMAGE: {
+        const char *scope = s->id == I_IMAGE ? (ns ? ns : "") : "*";
+        const char *disp = jstr(jobj(j, "status"), "name");
+        snprintf(buf, sizeof(buf), "%s/%s", scope, name);
+        enqueue_index(c, "image", buf);
+        if (disp) {
+            snprintf(buf, sizeof(buf), "%s/%s", scope, disp);
+            enqueue_index(c, "image", buf);
+        }
+        break;
+    }
+    case I_SECRET:
+        if (ns && !strcmp(ns, c->system_ns)) {
+            enqueue_all(c); /* credentials: every VM may depend on them */
+            break;
+        }
+        snprintf(buf, sizeof(buf), "%s/%s", ns ? ns : "", name);
+        enqueue_index(c, "secret", buf);
+        break;
+    case I_SC:
+        enqueue_index(c, "sc", name);
+        break;
+    case I_BINDING:
+        if (ns)
+            enqueue_index(c, "ns", ns);
+        break;
+    case I_ENDPOINT:
+        enqueue_all(c);
+        break;
+    case I_N:
+        break;
+    }
+}
+
+static void h_add(void *ud, const struct kube_obj *o)
+{
+    on_ref(ud, o);
+}
+
+static void h_update(void *ud, const struct kube_obj *old, const struct kube_obj *o)
+{
+    struct inf_slot *s = ud;
+    /* a VM's own status patch comes back as an update: requeue only on spec/metadata change
+     * (generation, finalizers, annotations, deletion), or on resync (same object) */
+    if (s->id == I_VM && old != o) {
+        const cJSON *a = kube_obj_json(old), *b = kube_obj_json(o);
+        const cJSON *ma = jobj(a, "metadata"), *mb = jobj(b, "metadata");
+        if (cJSON_Compare(jobj(a, "spec"), jobj(b, "spec"), 1) &&
+            cJSON_Compare(jobj(ma, "finalizers"), jobj(mb, "finalizers"), 1) &&
+            cJSON_Compare(jobj(ma, "annotations"), jobj(mb, "annotations"), 1) &&
+            cJSON_Compare(jobj(ma, "labels"), jobj(mb, "labels"), 1) &&
+            !jobj(mb, "deletionTimestamp") == !jobj(ma, "deletionTimestamp"))
+            return;
+    }
+    /* admin objects: their status is vmop's own report; only spec changes matter here */
+    if ((s->id == I_ENDPOINT || s->id == I_BINDING) && old != o &&
+        cJSON_Compare(jobj(kube_obj_json(old), "spec"), jobj(kube_obj_json(o), "spec"), 1))
+        return;
+    on_ref(s, o);
+}
+
+static void h_delete(void *ud, const struct kube_obj *o)
+{
+    struct inf_slot *s = ud;
+    if (s->id == I_VM) {
+        prober_remove(s->c->prober, kube_obj_key(o)); /* gone from the API: nothing else to do */
+        return;
+    }
+    on_ref(s, o);
+}
+
+/* ---- lifecycle --------------------------------------------------------------------------------
+ */
+
+static const struct kube_resource *res_of(enum inf_id id)
+{
+    static const struct kube_resource *r[I_N] = {
+        &vmc_res_vms,      &vmc_res_classes,        &vmc_res_images,   &vmc_res_cimages,
+        &kube_res_secrets, &vmc_res_storageclasses, &vmc_res_bindings, &vmc_res_endpoints};
+    return r[id];
+}
+
+static void on_probe(void *ud, const char *key, enum probe_tcp result)
+{
+    struct vmc *c = ud;
+    kube_queue_add(c->q, key);
+}
+
+vmop_rc vmc_new(struct kube_client *kc, struct kube_recorder *rec, struct vcenters *vcs,
+                const struct vmc_opts *o, struct vmc **ret, struct vmop_err *err)
+{
+    struct vmc *c = calloc(1, sizeof(*c));
+    struct kube_queue_opts qo = {
+        .base_delay_ms = 200, .max_delay_ms = 60000, .qps = 50, .burst = 200};
+    vmop_rc rc;
+    if (!c)
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    c->kc = kc;
+    c->rec = rec;
+    c->vcs = vcs;
+    if (o)
+        c->o = *o;
+    snprintf(c->system_ns, sizeof(c->system_ns), "%s",
+             c->o.system_ns && *c->o.system_ns ? c->o.system_ns : "vmop-system");
+    c->o.system_ns = c->system_ns;
+    if (!c->o.workers)
+        c->o.workers = 4;
+    rc = kube_queue_new(&qo, &c->q, err);
+    if (rc != VMOP_OK)
+        goto fail;
+    rc = prober_new(64, on_probe, c, &c->prober, err);
+    if (rc != VMOP_OK)
+        goto fail;
+    for (int i = 0; i < I_N; i++) {
+        struct kube_informer_opts io = {.resource = res_of((enum inf_id)i)};
+        struct kube_informer_handlers h = {h_add, h_update, h_delete, &c->inf[i]};
+        c->inf[i].c = c;
+        c->inf[i].id = (enum inf_id)i;
+        if (i == I_VM)
+            io.resync_ms = c->o.resync_ms;
+        rc = kube_informer_new(kc, &io, &h, &c->inf[i].inf, err);
+        if (rc != VMOP_OK)
+            goto fail;
+    }
+    if ((rc = kube_informer_add_index(c->inf[I_VM].inf, "class", idx_class, NULL, err)) ||
+        (rc = kube_informer_add_index(c->inf[I_VM].inf, "image", idx_image, NULL, err)) ||
+        (rc = kube_informer_add_index(c->inf[I_VM].inf, "secret", idx_secret, NULL, err)) ||
+        (rc = kube_informer_add_index(c->inf[I_VM].inf, "sc", idx_sc, NULL, err)) ||
+        (rc = kube_informer_add_index(c->inf[I_VM].inf, "ns", idx_ns, NULL, err)) ||
+        (rc = kube_informer_add_index(c->inf[I_IMAGE].inf, "ns", idx_ns, NULL, err)) ||
+        (rc = kube_informer_add_index(c->inf[I_BINDING].inf, "ns", idx_ns, NULL, err)) ||
+        (rc = kube_informer_add_index(c->inf[I_SECRET].inf, "ns", idx_ns, NULL, err)))
+        goto fail;
+    *ret = c;
+    return VMOP_OK;
+fail:
+    vmc_free(c);
+    return rc;
+}
+
+vmop_rc vmc_start_informers(struct vmc *c, struct vmop_err *err)
+{
+    /* referenced objects first, so the first VM reconciles find them cached */
+    for (int i = I_N - 1; i >= 0; i--) {
+        vmop_rc rc = kube_informer_start(c->inf[i].inf, err);
+        if (rc != VMOP_OK)
+            return rc;
+    }
+    return VMOP_OK;
+}
+
+int vmc_synced(struct vmc *c)
+{
+    for (int i = 0; i < I_N; i++)
+        if (!kube_informer_has_synced(c->inf[i].inf))
+            return 0;
+    return 1;
+}
+
+static vmop_rc worker_fn(void *ud, const char *key, struct vmop_err *err)
+{
+    return vmc_reconcile(ud, key, err);
+}
+
+vmop_rc vmc_start_workers(struct vmc *c, struct vmop_err *err)
+{
+    if (c->w)
+        return VMOP_OK;
+    return kube_workers_start(c->q, c->o.workers, worker_fn, c, &c->w, err);
+}
+
+static void *stop_informer(void *arg)
+{
+    kube_informer_stop(arg);
+    return NULL;
+}
+
+void vmc_stop(struct vmc *c, long drain_ms)
+{
+    struct vmop_err err = {0};
+    pthread_t th[I_N];
+    int started[I_N] = {0};
+    if (!c)
+        return;
+    /* each stop aborts a blocked watch within about a second: stop them in parallel */
+    for (int i = 0; i < I_N; i++)
+        started[i] =
+            c->inf[i].inf && pthread_create(&th[i], NULL, stop_informer, c->inf[i].inf) == 0;
+    for (int i = 0; i < I_N; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        else if (c->inf[i].inf)
+            kube_informer_stop(c->inf[i].inf);
+    }
+    if (c->w) {
+        if (kube_workers_stop(c->w, drain_ms, &err) != VMOP_OK)
+            vlog_err(VLOG_WARN, LOGGER, NULL, &err, "workers did not drain in time");
+        c->w = NULL;
+    } else if (c->q) {
+        kube_queue_shutdown(c->q);
+    }
+}
+
+void vmc_free(struct vmc *c)
+{
+    if (!c)
+        return;
+    vmc_stop(c, 0);
+    prober_free(c->prober);
+    for (int i = 0; i < I_N; i++)
+        kube_informer_free(c->inf[i].inf);
+    kube_queue_free(c->q);
+    free(c);
+}
+
+void vmc_enqueue(struct vmc *c, const char *key)
+{
+    kube_queue_add(c->q, key);
+}
+
+struct kube_informer *vmc_informer(struct vmc *c, const char *resource)
+{
+    for (int i = 0; i < I_N; i++)
+        if (!strcmp(res_of((enum inf_id)i)->resource, resource))
+            return c->inf[i].inf;
+    return NULL;
+}
+
+void vmc_metrics(struct vmc *c, struct vbuf *out)
+{
+    vbuf_addf(out, "vmop_vm_reconciles_total %lu\n",
+              __atomic_load_n(&c->reconciles, __ATOMIC_RELAXED));
+    vbuf_addf(out, "vmop_vm_reconcile_failures_total %lu\n",
+              __atomic_load_n(&c->failures, __ATOMIC_RELAXED));
+    vbuf_addf(out, "vmop_vm_status_patches_total %lu\n",
+              __atomic_load_n(&c->status_patches, __ATOMIC_RELAXED));
+    vbuf_addf(out, "vmop_vm_creates_total %lu\n", __atomic_load_n(&c->creates, __ATOMIC_RELAXED));
+    vbuf_addf(out, "vmop_vm_deletes_total %lu\n", __atomic_load_n(&c->deletes, __ATOMIC_RELAXED));
+    vbuf_addf(out, "vmop_vm_queue_length %zu\n", kube_queue_len(c->q));
+    vbuf_addf(out, "vmop_vm_queue_delayed %zu\n", kube_queue_delayed_len(c->q));
+    vbuf_addf(out, "vmop_vm_cached %zu\n", kube_informer_len(c->inf[I_VM].inf));
+}
+
+/* ---- one reconcile ----------------------------------------------------------------------------
+ */
+
+#define RC_MAX_HELD 32
+
+/* Everything one reconcile borrowed from the caches or built; released at the end. */
+struct rctx {
+    struct vmc *c;
+    const char *key;
+    char ns[254];
+    struct kube_obj *held[RC_MAX_HELD];
+    size_t n_held;
+    struct api_vm *vm;
+    struct api_binding *binding;
+    struct api_endpoint *endpoint;
+    struct api_class *cls;
+    struct api_image *image;
+    struct vc_conn *conn;
+    cJSON *involved; /* the object events are about */
+    long requeue_ms; /* > 0: requeue after this */
+};
+
+static const cJSON *hold(struct rctx *r, struct kube_obj *o)
+{
+    if (!o)
+        return NULL;
+    if (r->n_held >= RC_MAX_HELD) {
+        kube_obj_unref(o);
+        return NULL;
+    }
+    r->held[r->n_held++] = o;
+    return kube_obj_json(o);
+}
+
+static const cJSON *cache_get(struct rctx *r, enum inf_id id, const char *ns, const char *name)
+{
+    char key[520];
+    if (!name || !*name)
+        return NULL;
+    if (ns)
+        snprintf(key, sizeof(key), "%s/%s", ns, name);
+    else
+        snprintf(key, sizeof(key), "%s", name);
+    return hold(r, kube_informer_get(r->c->inf[id].inf, key));
+}
+
+static const cJSON *get_secret_cb(void *arg, const char *name)
+{
+    struct rctx *r = arg;
+    return cache_get(r, I_SECRET, r->ns, name);
+}
+
+static vmop_rc random_cb(void *arg, unsigned char *buf, size_t n, struct vmop_err *err)
+{
+    if (RAND_bytes(buf, (int)n) != 1)
+        return vmop_fail(err, VMOP_E_INTERNAL, "no random bytes");
+    return VMOP_OK;
+}
+
+#define MAX_IMAGE_ENTRIES 4096
+
+static vmop_rc lookup_image_cb(void *arg, const char *ns, const char *image_name,
+                               char ret_kind[API_NAME_MAX], char ret_name[API_NAME_MAX],
+                               struct vmop_err *err)
+{
+    struct rctx *r = arg;
+    struct kube_obj **nso = NULL, **clo = NULL;
+    size_t n_ns = 0, n_cl = 0, k_ns = 0, k_cl = 0;
+    struct api_image_entry *ens = NULL, *ecl = NULL;
+    const struct api_image_entry *hit = NULL;
+    int cluster = 0;
+    vmop_rc rc;
+
+    rc = kube_informer_by_index(r->c->inf[I_IMAGE].inf, "ns", ns, &nso, &n_ns, err);
+    if (rc == VMOP_OK)
+        rc = kube_informer_list(r->c->inf[I_CIMAGE].inf, &clo, &n_cl, err);
+    if (rc != VMOP_OK)
+        goto out;
+    if (n_ns > MAX_IMAGE_ENTRIES)
+        n_ns = MAX_IMAGE_ENTRIES;
+    if (n_cl > MAX_IMAGE_ENTRIES)
+        n_cl = MAX_IMAGE_ENTRIES;
+    ens = calloc(n_ns + 1, sizeof(*ens));
+    ecl = calloc(n_cl + 1, sizeof(*ecl));
+    if (!ens || !ecl) {
+        rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n_ns; i++) {
+        const cJSON *j = kube_obj_json(nso[i]);
+        if (!kube_obj_name(j))
+            continue;
+        ens[k_ns].name = kube_obj_name(j);
+        ens[k_ns++].display_name = jstr(jobj(j, "status"), "name");
+    }
+    for (size_t i = 0; i < n_cl; i++) {
+        const cJSON *j = kube_obj_json(clo[i]);
+        if (!kube_obj_name(j))
+            continue;
+        ecl[k_cl].name = kube_obj_name(j);
+        ecl[k_cl++].display_name = jstr(jobj(j, "status"), "name");
+    }
+    rc = api_image_resolve(ens, k_ns, ecl, k_cl, image_name, &hit, &cluster, err);
+    if (rc == VMOP_OK) {
+        snprintf(ret_kind, API_NAME_MAX, "%s", cluster ? API_KIND_CVMI : API_KIND_VMI);
+        snprintf(ret_name, API_NAME_MAX, "%s", hit->name);
+    }
+out:
+    free(ens);
+    free(ecl);
+    kube_objs_free(nso, n_ns);
+    kube_objs_free(clo, n_cl);
+    return rc;
+}
+
+/* {apiVersion, kind, metadata{name, namespace, uid, resourceVersion}} for events. */
+static cJSON *involved_of(const cJSON *vm)
+{
+    cJSON *o = cJSON_CreateObject(), *m = cJSON_CreateObject();
+    const cJSON *md = jobj(vm, "metadata");
+    if (!o || !m || !cJSON_AddItemToObject(o, "metadata", m)) {
+        cJSON_Delete(o);
+        cJSON_Delete(m);
+        return NULL;
+    }
+    cJSON_AddStringToObject(o, "apiVersion", "vmoperator.vmware.com/v1alpha5");
+    cJSON_AddStringToObject(o, "kind", "VirtualMachine");
+    static const char *keys[] = {"name", "namespace", "uid", "resourceVersion"};
+    for (size_t i = 0; i < 4; i++)
+        if (jstr(md, keys[i]))
+            cJSON_AddStringToObject(m, keys[i], jstr(md, keys[i]));
+    return o;
+}
+
+static void event(struct rctx *r, const char *type, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void event(struct rctx *r, const char *type, const char *reason, const char *fmt, ...)
+{
+    char msg[KUBE_EVENT_MAX_MESSAGE];
+    struct vmop_err err = {0};
+    va_list ap;
+    if (!r->c->rec || !r->involved)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (kube_event(r->c->rec, r->involved, type, reason, &err, "%s", msg) != VMOP_OK)
+        vlog_err(VLOG_DEBUG, LOGGER, r->key, &err, "event %s not recorded", reason);
+}
+
+static int has_finalizer(const cJSON *vm)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, jobj(jobj(vm, "metadata"), "finalizers"))
+    {
+        if (cJSON_IsString(it) && !strcmp(it->valuestring, VMC_FINALIZER))
+            return 1;
+    }
+    return 0;
+}
+
+/* PUT the VM with the finalizer added (add=1) or removed. */
+static vmop_rc set_finalizer(struct rctx *r, int add, struct vmop_err *err)
+{
+    cJSON *obj = NULL, *md, *fins, *it;
+    struct kube_opts ko = {.field_manager = VMC_FIELD_MANAGER};
+    vmop_rc rc;
+    rc = api_vm_to_json(r->vm, &obj, err);
+    if (rc != VMOP_OK)
+        return rc;
+    md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    fins = cJSON_GetObjectItemCaseSensitive(md, "finalizers");
+    if (add) {
+        if (!cJSON_IsArray(fins)) {
+            fins = cJSON_AddArrayToObject(md, "finalizers");
+        }
+        if (!fins || !cJSON_AddItemToArray(fins, cJSON_CreateString(VMC_FINALIZER))) {
+            cJSON_Delete(obj);
+            return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        }
+    } else {
+        int i = 0;
+        cJSON *next;
+        for (it = fins ? fins->child : NULL; it; it = next, i++) {
+            next = it->next;
+            if (cJSON_IsString(it) && !strcmp(it->valuestring, VMC_FINALIZER)) {
+                cJSON_DeleteItemFromArray(fins, i);
+                i--;
+            }
+        }
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+    rc = kube_update(r->c->kc, &vmc_res_vms, r->ns, obj, &ko, NULL, err);
+    cJSON_Delete(obj);
+    return rc;
+}
+
+/* The namespace's binding, its endpoint and a connection. VMOP_E_NOT_FOUND when something is
+ * missing (err says what). */
+static vmop_rc load_binding(struct rctx *r, struct vmop_err *err)
+{
+    struct kube_obj **objs = NULL;
+    size_t n = 0;
+    vmop_rc rc;
+    if (r->binding)
+        return VMOP_OK;
+    rc = kube_informer_by_index(r->c->inf[I_BINDING].inf, "ns", r->ns, &objs, &n, err);
+    if (rc != VMOP_OK)
+        return rc;
+    if (n == 0) {
+        kube_objs_free(objs, n);
+        return vmop_fail(err, VMOP_E_NOT_FOUND, "namespace %s has no NamespaceBinding", r->ns);
+    }
+    rc = api_binding_parse(kube_obj_json(objs[0]), &r->binding, err);
+    kube_objs_free(objs, n);
+    return rc;
+}
+
+static vmop_rc connect_vc(struct rctx *r, struct vmop_err *err)
+{
+    const cJSON *ep, *secret;
+    vmop_rc rc;
+    if (r->conn)
+        return VMOP_OK;
+    rc = load_binding(r, err);
+    if (rc != VMOP_OK)
+        return rc;
+    ep = cache_get(r, I_ENDPOINT, NULL, r->binding->endpoint);
+    if (!ep)
+        return vmop_fail(err, VMOP_E_NOT_FOUND, "VCenterEndpoint '%s' not found",
+                         r->binding->endpoint ? r->binding->endpoint : "");
+    rc = api_endpoint_parse(ep, &r->endpoint, err);
+    if (rc != VMOP_OK)
+        return rc;
+    secret = cache_get(r, I_SECRET, r->c->system_ns, r->endpoint->secret_name);
+    return vcenters_get(r->c->vcs, r->endpoint, secret, &r->conn, err);
+}
+
+/* PATCH status when the new one differs. */
+static vmop_rc write_status(struct rctx *r, const struct st_input *in, struct vmop_err *err)
+{
+    cJSON *st = NULL, *patch = NULL;
+    int changed = 0;
+    vmop_rc rc = st_build(in, time(NULL), &st, &changed, err);
+    if (rc != VMOP_OK || !changed)
+        goto out;
+    rc = st_patch(cJSON_GetObjectItemCaseSensitive(r->vm->obj, "status"), st, &patch, err);
+    if (rc != VMOP_OK)
+        goto out;
+    rc = kube_patch_status(r->c->kc, &vmc_res_vms, r->ns, r->vm->name, KUBE_PATCH_MERGE, patch,
+                           NULL, NULL, err);
+    if (rc == VMOP_OK)
+        __atomic_add_fetch(&r->c->status_patches, 1, __ATOMIC_RELAXED);
+    else if (rc == VMOP_E_NOT_FOUND)
+        rc = VMOP_OK; /* deleted meanwhile */
+out:
+    cJSON_Delete(st);
+    cJSON_Delete(patch);
+    return rc;
+}
+
+/* vs_obs -> st_obs (strings borrowed from obs; ips from the guest NICs by MAC). */
+static void to_st_obs(const struct api_vm *vm, const struct vs_obs *o, struct st_obs *so)
+{
+    memset(so, 0, sizeof(*so));
+    if (!o || !o->present || !o->vm)
+        return;
+    const struct vim_vm *v = o->vm;
+    so->present = 1;
+    so->unique_id = v->ref.value;
+    so->bios_uuid = v->bios_uuid;
+    so->instance_uuid = v->instance_uuid;
+    switch (v->power_state) {
+    case VIM_POWER_ON:
+        so->power = API_POWER_ON;
+        break;
+    case VIM_POWER_OFF:
+        so->power = API_POWER_OFF;
+        break;
+    case VIM_POWER_SUSPENDED:
+        so->power = API_POWER_SUSPENDED;
+        break;
+    default:
+        so->power = API_POWER_UNSET;
+    }
+    so->primary_ip4 = vs_primary_ip4(o);
+    so->host_name = v->guest_hostname;
+    so->hw_version = vs_hw_version(o);
+    for (size_t i = 0; i < v->n_nics && so->n_nics < ST_MAX_NICS; i++) {
+        struct st_nic *n = &so->nics[so->n_nics++];
+        n->name = i < vm->n_nics ? vm->nics[i].name : NULL;
+        n->device_key = v->nics[i].key;
+        n->mac = v->nics[i].mac;
+        for (size_t g = 0; g < v->n_guest_nics; g++) {
+            if (v->guest_nics[g].mac && n->mac && !strcasecmp(v->guest_nics[g].mac, n->mac)) {
+                n->ips = (const char *const *)v->guest_nics[g].ips;
+                n->n_ips = v->guest_nics[g].n_ips;
+                break;
+            }
+        }
+    }
+}
+
+static const char *extra_config_cb(void *ud, const char *key)
+{
+    return vim_vm_extra_config(ud, key);
+}
+
+/* Readiness probe (probe.h): heartbeat and guestInfo are evaluated on the observation; tcpSocket
+ * results come from the prober thread, which requeues the VM when its result changes. */
+static enum st_probe eval_probe(struct rctx *r, const struct st_obs *so, const struct vs_obs *o,
+                                char *msg, size_t size)
+{
+    struct probe_facts f;
+    struct probe_result pr;
+    struct vmop_err err = {0};
+    const char *host = NULL;
+    int port = probe_tcp_target(r->vm, &host);
+    enum probe_tcp tcp = PROBE_TCP_UNKNOWN;
+
+    if (port > 0 && so->present && so->power == API_POWER_ON && (host || so->primary_ip4)) {
+        const cJSON *p = jobj(jobj(r->vm->obj, "spec"), "readinessProbe");
+        const cJSON *per = jobj(p, "periodSeconds"), *to = jobj(p, "timeoutSeconds");
+        int period = cJSON_IsNumber(per) && per->valueint > 0 ? per->valueint : 10;
+        int timeout = cJSON_IsNumber(to) && to->valueint > 0 ? to->valueint : 10;
+        if (prober_set(r->c->prober, r->key, host ? host : so->primary_ip4, port, period, timeout,
+                       &err) == VMOP_OK)
+            tcp = prober_result(r->c->prober, r->key);
+    } else {
+        prober_remove(r->c->prober, r->key);
+    }
+    memset(&f, 0, sizeof(f));
+    f.power = so->present ? so->power : API_POWER_UNSET;
+    f.primary_ip = so->primary_ip4;
+    f.heartbeat = o && o->vm ? o->vm->guest_heartbeat : NULL;
+    f.extra_config = o && o->vm ? extra_config_cb : NULL;
+    f.ud = o ? o->vm : NULL;
+    if (probe_evaluate(r->vm, &f, tcp, &pr, &err) != VMOP_OK || !pr.has_probe)
+        return ST_PROBE_NONE;
+    snprintf(msg, size, "%s", pr.message);
+    if (pr.status == API_COND_TRUE)
+        return ST_PROBE_READY;
+    if (pr.status == API_COND_FALSE)
+        return ST_PROBE_NOT_READY;
+    return ST_PROBE_UNKNOWN;
+}
+
+static int is_paused(const struct api_vm *vm)
+{
+    return cJSON_GetObjectItemCaseSensitive(vm->annotations, VMC_PAUSED_ANNOT) != NULL;
+}
+
+static vmop_rc do_delete(struct rctx *r, struct vmop_err *err)
+{
+    int gone = 0;
+    vmop_rc rc;
+    const char *uid = r->vm->status_unique_id, *iu = r->vm->instance_uuid;
+    if (!has_finalizer(r->vm->obj))
+        return VMOP_OK;
+    if ((!uid || !*uid) && (!iu || !*iu)) {
+        gone = 1; /* never identified: nothing can exist in vCenter */
+    } else {
+        rc = connect_vc(r, err);
+        if (rc == VMOP_E_NOT_FOUND && (!uid || !*uid) && r->binding == NULL) {
+            /* no binding and never created: nothing to delete */
+            vmop_err_clear(err);
+            gone = 1;
+        } else if (rc != VMOP_OK) {
+            event(r, "Warning", "DeleteFailed", "cannot reach vCenter: %s", err->msg);
+            return rc;
+        } else {
+            rc = vs_delete(vc_conn_sync(r->conn), uid, iu, r->vm->power_off_mode, &gone, err);
+            if (rc != VMOP_OK) {
+                event(r, "Warning", "DeleteFailed", "delete failed%s%s: %s",
+                      err->fault[0] ? " with " : "", err->fault, err->msg);
+                return rc;
+            }
+            if (gone) {
+                __atomic_add_fetch(&r->c->deletes, 1, __ATOMIC_RELAXED);
+                event(r, "Normal", "Deleted", "virtual machine deleted from vCenter");
+                vlog(VLOG_INFO, LOGGER, r->key, "deleted from vCenter");
+            }
+        }
+    }
+    if (!gone)
+        return vmop_fail(err, VMOP_E_INTERNAL, "virtual machine still present after delete");
+    rc = set_finalizer(r, 0, err);
+    if (rc == VMOP_E_NOT_FOUND) {
+        vmop_err_clear(err);
+        rc = VMOP_OK;
+    }
+    return rc;
+}
+
+static int done_has(const char *done, const char *what)
+{
+    return strstr(done, what) != NULL;
+}
+
+static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
+{
+    struct rs_refs refs;
+    struct rs_inputs in;
+    struct rs_result res;
+    struct api_vm_default_ctx dctx;
+    struct st_input si;
+    struct st_obs so;
+    struct vs_outcome out;
+    const cJSON *obj, *cls_j = NULL, *img_j = NULL, *sc_j = NULL;
+    unsigned changed = 0;
+    int64_t mhz = 0;
+    char reason[RS_REASON_MAX], probe_msg[256];
+    vmop_rc rc, arc;
+    struct timespec now;
+
+    memset(&res, 0, sizeof(res));
+    memset(&out, 0, sizeof(out));
+    obj = hold(r, kube_informer_get(r->c->inf[I_VM].inf, r->key));
+    if (!obj)
+        return VMOP_OK; /* deleted */
+    rc = api_vm_parse(obj, &r->vm, err);
+    if (rc != VMOP_OK)
+        return rc;
+    snprintf(r->ns, sizeof(r->ns), "%s", r->vm->namespace_ ? r->vm->namespace_ : "");
+    r->involved = involved_of(obj);
+
+    if (is_paused(r->vm)) {
+        memset(&si, 0, sizeof(si));
+        si.vm = r->vm;
+        si.kind = ST_PAUSED;
+        return write_status(r, &si, err);
+    }
+    if (r->vm->deletion_timestamp) {
+        prober_remove(r->c->prober, r->key);
+        return do_delete(r, err);
+    }
+    if (!has_finalizer(obj)) {
+        rc = set_finalizer(r, 1, err);
+        return rc; /* the update comes back through the informer */
+    }
+
+    /* admission defaults: written to spec before anything exists in vCenter */
+    memset(&dctx, 0, sizeof(dctx));
+    dctx.random_bytes = random_cb;
+    dctx.lookup_image = lookup_image_cb;
+    dctx.random_arg = dctx.image_arg = r;
+    if (load_binding(r, NULL) == VMOP_OK)
+        dctx.default_network = r->binding->default_network;
+    clock_gettime(CLOCK_REALTIME, &now);
+    dctx.now = now;
+    rc = api_vm_default(r->vm, NULL, &dctx, &changed, NULL, err);
+    if (rc != VMOP_OK)
+        return rc;
+    if (changed) {
+        cJSON *upd = NULL;
+        struct kube_opts ko = {.field_manager = VMC_FIELD_MANAGER};
+        rc = api_vm_to_json(r->vm, &upd, err);
+        if (rc != VMOP_OK)
+            return rc;
+        cJSON_DeleteItemFromObjectCaseSensitive(upd, "status");
+        rc = kube_update(r->c->kc, &vmc_res_vms, r->ns, upd, &ko, NULL, err);
+        cJSON_Delete(upd);
+        if (rc == VMOP_OK)
+            vlog(VLOG_INFO, LOGGER, r->key, "wrote defaults into spec (flags 0x%x)", changed);
+        return rc;
+    }
+
+    /* resolve from the caches */
+    rs_references(r->vm, &refs);
+    cls_j = cache_get(r, I_CLASS, r->ns, refs.class_name);
+    if (refs.image_name) {
+        if (refs.image_kind && !strcmp(refs.image_kind, API_KIND_CVMI))
+            img_j = cache_get(r, I_CIMAGE, NULL, refs.image_name);
+        else if (!refs.image_kind || !strcmp(refs.image_kind, API_KIND_VMI))
+            img_j = cache_get(r, I_IMAGE, r->ns, refs.image_name);
+    }
+    sc_j = cache_get(r, I_SC, NULL, refs.storage_class);
+    if (cls_j && (rc = api_class_parse(cls_j, &r->cls, err)) != VMOP_OK)
+        return rc;
+    if (img_j && (rc = api_image_parse(img_j, &r->image, err)) != VMOP_OK)
+        return rc;
+    memset(&in, 0, sizeof(in));
+    in.vm = r->vm;
+    in.binding = r->binding;
+    in.cls = r->cls;
+    in.image = r->image;
+    in.storage_class = sc_j;
+    in.get_secret = get_secret_cb;
+    in.secret_arg = r;
+    in.min_host_mhz = 1000; /* placeholder for the readiness check; real value below */
+    rc = rs_resolve(&in, &res, err);
+    if (rc != VMOP_OK)
+        goto out;
+
+    memset(&si, 0, sizeof(si));
+    si.vm = r->vm;
+    si.rs = &res;
+    if (!res.ready) {
+        si.kind = ST_NOT_READY;
+        rc = write_status(r, &si, err);
+        goto out;
+    }
+
+    /* ready: talk to vCenter */
+    rc = connect_vc(r, err);
+    if (rc == VMOP_OK)
+        rc = vs_min_host_mhz(vc_conn_sync(r->conn), r->binding->resource_pool, &mhz, err);
+    if (rc == VMOP_OK) {
+        rs_result_free(&res);
+        memset(&res, 0, sizeof(res));
+        in.min_host_mhz = mhz;
+        rc = rs_resolve(&in, &res, err);
+    }
+    if (rc != VMOP_OK) {
+        struct vmop_err e2 = *err;
+        st_reason_for(rc, err->fault, reason, sizeof(reason));
+        si.kind = ST_FAILED;
+        si.fail_step = "connect";
+        si.fail_reason = reason;
+        si.fail_message = err->msg;
+        event(r, "Warning", "VCenterUnavailable", "%s%s%s", err->fault, err->fault[0] ? ": " : "",
+              err->msg);
+        if (rc == VMOP_E_AUTH && r->conn)
+            vcenters_forget(r->c->vcs, vc_conn_endpoint(r->conn));
+        vmop_err_clear(&e2);
+        write_status(r, &si, &e2);
+        goto out;
+    }
+    if (!res.ready) {
+        si.kind = ST_NOT_READY;
+        rc = write_status(r, &si, err);
+        goto out;
+    }
+
+    arc = vs_apply(vc_conn_sync(r->conn), &res.desired, r->vm->status_unique_id, &out, err);
+    to_st_obs(r->vm, &out.obs, &so);
+    /* a failed lookup/observe says nothing about the VM: keep the observed fields as they are */
+    si.obs = arc != VMOP_OK &&
+                     (!strcmp(out.failed_step, "lookup") || !strcmp(out.failed_step, "observe"))
+                 ? NULL
+                 : &so;
+    si.needs_power_cycle = out.needs_power_cycle;
+    si.power_unreachable = out.power_unreachable;
+    si.probe = eval_probe(r, &so, &out.obs, probe_msg, sizeof(probe_msg));
+    si.probe_message = probe_msg;
+    if (out.created) {
+        __atomic_add_fetch(&r->c->creates, 1, __ATOMIC_RELAXED);
+        event(r, "Normal", "Created", "virtual machine %s created in vCenter",
+              so.unique_id ? so.unique_id : "");
+        vlog(VLOG_INFO, LOGGER, r->key, "created %s", so.unique_id ? so.unique_id : "");
+    }
+    if (out.done[0] && done_has(out.done, "power-on"))
+        event(r, "Normal", "PoweredOn", "virtual machine powered on");
+    if (out.done[0] && done_has(out.done, "power-off"))
+        event(r, "Normal", "PowerOff", "virtual machine powered off");
+    if (out.done[0] && done_has(out.done, "suspend"))
+        event(r, "Normal", "Suspended", "virtual machine suspended");
+    if (out.done[0] && done_has(out.done, "reconfigure") && !out.created)
+        event(r, "Normal", "Reconfigured", "%s", out.done);
+    if (out.done[0])
+        vlog(VLOG_INFO, LOGGER, r->key, "done: %s", out.done);
+    if (arc != VMOP_OK) {
+        struct vmop_err e2 = {0};
+        st_reason_for(arc, out.fault[0] ? out.fault : err->fault, reason, sizeof(reason));
+        si.kind = ST_FAILED;
+        si.fail_step = out.failed_step[0] ? out.failed_step : "reconcile";
+        si.fail_reason = reason;
+        si.fail_message = out.message[0] ? out.message : err->msg;
+        event(r, "Warning", !strcmp(si.fail_step, "create") ? "CreateFailed" : "ReconcileFailed",
+              "%s failed with %s: %s", si.fail_step, reason, si.fail_message);
+        vlog_err(VLOG_WARN, LOGGER, r->key, err, "%s failed", si.fail_step);
+        if (write_status(r, &si, &e2) != VMOP_OK)
+            vlog_err(VLOG_WARN, LOGGER, r->key, &e2, "status not written");
+        rc = arc;
+        goto out;
+    }
+    si.kind = ST_SYNCED;
+    rc = write_status(r, &si, err);
+    if (rc != VMOP_OK)
+        goto out;
+    /* wait (bounded) for what vCenter does on its own: the guest's IP */
+    if (so.present && so.power == API_POWER_ON && !r->vm->network_disabled &&
+        (!so.primary_ip4 || !*so.primary_ip4))
+        r->requeue_ms = VMC_WAIT_DELAY_MS;
+    else if (!so.present)
+        r->requeue_ms = VMC_WAIT_MAX_MS;
+    else if (si.probe == ST_PROBE_NOT_READY || si.probe == ST_PROBE_UNKNOWN)
+        r->requeue_ms = VMC_WAIT_MAX_MS;
+out:
+    vs_outcome_free(&out);
+    rs_result_free(&res);
+    return rc;
+}
+
+vmop_rc vmc_reconcile(struct vmc *c, const char *key, struct vmop_err *err)
+{
+    struct rctx r;
+    vmop_rc rc;
+    memset(&r, 0, sizeof(r));
+    r.c = c;
+    r.key = key;
+    __atomic_add_fetch(&c->reconciles, 1, __ATOMIC_RELAXED);
+    rc = do_reconcile(&r, err);
+    if (rc == VMOP_OK && r.requeue_ms > 0)
+        kube_queue_add_after(c->q, key, r.requeue_ms);
+    if (rc != VMOP_OK) {
+        __atomic_add_fetch(&c->failures, 1, __ATOMIC_RELAXED);
+        vlog_err(rc == VMOP_E_CONFLICT ? VLOG_DEBUG : VLOG_WARN, LOGGER, key, err,
+                 "reconcile failed; retrying with backoff");
+    }
+    vc_conn_put(r.conn);
+    api_class_free(r.cls);
+    api_image_free(r.image);
+    api_endpoint_free(r.endpoint);
+    api_binding_free(r.binding);
+    api_vm_free(r.vm);
+    cJSON_Delete(r.involved);
+    for (size_t i = 0; i < r.n_held; i++)
+        kube_obj_unref(r.held[i]);
+    return rc;
+}

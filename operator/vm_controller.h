@@ -1,0 +1,66 @@
+/* vm_controller.h: the VirtualMachine controller: informers on VirtualMachines and everything
+ * they reference, a work queue with workers, and reconcile(namespace/name).
+ *
+ * Owns: the informers (VirtualMachines, VirtualMachineClasses, VirtualMachineImages,
+ * ClusterVirtualMachineImages, Secrets, StorageClasses, NamespaceBindings, VCenterEndpoints), the
+ * indexes that map a referenced object back to the VMs using it, the finalizer, writing the
+ * admission defaults into spec, calling the resolver and vmsync, the status patch and the events.
+ * Reconcile reads from the caches only; vCenter is touched only when every prerequisite holds.
+ *
+ * Threads: the informers' threads enqueue keys; N workers reconcile (never the same key twice at
+ * once). Ownership: vmc_new() returns a controller freed by vmc_free(); the kube client, recorder
+ * and vcenters are borrowed and must outlive it.
+ */
+#ifndef VMOP_VM_CONTROLLER_H
+#define VMOP_VM_CONTROLLER_H
+
+#include "kube_client.h"
+#include "kube_events.h"
+#include "kube_informer.h"
+#include "vbuf.h"
+#include "vcenters.h"
+#include "vmop_err.h"
+
+#define VMC_FINALIZER     "vmoperator.vmware.com/virtualmachine"
+#define VMC_PAUSED_ANNOT  "vmoperator.vmware.com/paused"
+#define VMC_FIELD_MANAGER "vmop"
+#define VMC_WAIT_DELAY_MS 3000  /* requeue while waiting for create / an IP */
+#define VMC_WAIT_MAX_MS   10000 /* the longest such requeue */
+
+extern const struct kube_resource vmc_res_vms, vmc_res_classes, vmc_res_images, vmc_res_cimages,
+    vmc_res_storageclasses, vmc_res_bindings, vmc_res_endpoints;
+
+struct vmc_opts {
+    const char *system_ns; /* where credentials Secrets live; default vmop-system */
+    unsigned workers;      /* 0: 4 */
+    long resync_ms;        /* periodic re-reconcile of every VM; 0: none */
+};
+
+struct vmc;
+
+vmop_rc vmc_new(struct kube_client *kc, struct kube_recorder *rec, struct vcenters *vcs,
+                const struct vmc_opts *o, struct vmc **ret, struct vmop_err *err);
+/* Starts the informers (intake). */
+vmop_rc vmc_start_informers(struct vmc *c, struct vmop_err *err);
+/* 1 when every informer has listed once. */
+int vmc_synced(struct vmc *c);
+/* Starts the workers (call once synced, and when leading). */
+vmop_rc vmc_start_workers(struct vmc *c, struct vmop_err *err);
+/* Stops intake (informers), then drains the workers for up to drain_ms. */
+void vmc_stop(struct vmc *c, long drain_ms);
+void vmc_free(struct vmc *c); /* NULL-safe; stops first */
+
+/* Queues "namespace/name" for a reconcile (thread-safe): the hook for an event source such as the
+ * vCenter change feed (operator/vcfeed.h). */
+void vmc_enqueue(struct vmc *c, const char *key);
+
+/* Reconciles one key now, in this thread (tests). */
+vmop_rc vmc_reconcile(struct vmc *c, const char *key, struct vmop_err *err);
+
+/* Appends Prometheus metrics (reconciles, failures, queue length). */
+void vmc_metrics(struct vmc *c, struct vbuf *out);
+
+/* The informers, for the image controller and tests (borrowed). */
+struct kube_informer *vmc_informer(struct vmc *c, const char *resource);
+
+#endif

@@ -1,0 +1,269 @@
+/* vmop.c: the operator process lifecycle (see vmop.h). */
+#include "vmop.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "health.h"
+#include "image_controller.h"
+#include "kube_client.h"
+#include "kube_config.h"
+#include "kube_events.h"
+#include "kube_lease.h"
+#include "kube_util.h"
+#include "log.h"
+#include "vcenters.h"
+#include "vm_controller.h"
+#include "vmservice.h"
+
+#define LOGGER "vmop"
+
+void vmop_config_defaults(struct vmop_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->ns = "vmop-system";
+    cfg->lease_name = "vmop-leader";
+    cfg->workers = 4;
+    cfg->health_addr = "127.0.0.1:8081";
+    cfg->trysoft_timeout_ms = 120000;
+    cfg->resync_ms = 600000;
+    cfg->image_sync_ms = 300000;
+    cfg->drain_ms = 20000;
+}
+
+struct proc {
+    const struct vmop_config *cfg;
+    struct kube_client *kc;
+    struct kube_recorder *rec;
+    struct vcenters *vcs;
+    struct vmc *vmc;
+    struct imgc *imgc;
+    struct vmsvc *svc;
+    struct kube_elector *el;
+    struct health *health;
+    int leading; /* atomic */
+    int lost;    /* atomic: leadership lost */
+    int running; /* atomic: controllers' workers started */
+};
+
+static void on_started(void *ud)
+{
+    struct proc *p = ud;
+    vlog(VLOG_INFO, LOGGER, NULL, "became the leader");
+    __atomic_store_n(&p->leading, 1, __ATOMIC_RELEASE);
+}
+
+static void on_stopped(void *ud)
+{
+    struct proc *p = ud;
+    if (__atomic_load_n(&p->leading, __ATOMIC_ACQUIRE))
+        __atomic_store_n(&p->lost, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&p->leading, 0, __ATOMIC_RELEASE);
+}
+
+static int ready_cb(void *ud)
+{
+    struct proc *p = ud;
+    return p->vmc && vmc_synced(p->vmc);
+}
+
+static long rss_peak_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = 0;
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (!strncmp(line, "VmHWM:", 6)) {
+            kb = strtol(line + 6, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return kb;
+}
+
+static void metrics_cb(void *ud, struct vbuf *out)
+{
+    struct proc *p = ud;
+    struct vim_stats vs;
+    uint64_t clients = 0;
+    vcenters_stats(p->vcs, &vs, &clients);
+    vbuf_addf(out, "vmop_vcenter_soap_calls_total %llu\n", (unsigned long long)vs.soap_calls);
+    vbuf_addf(out, "vmop_vcenter_rest_calls_total %llu\n", (unsigned long long)vs.rest_calls);
+    vbuf_addf(out, "vmop_vcenter_logins_total %llu\n", (unsigned long long)vs.logins);
+    vbuf_addf(out, "vmop_vcenter_relogins_total %llu\n", (unsigned long long)vs.relogins);
+    vbuf_addf(out, "vmop_vcenter_clients_built_total %llu\n", (unsigned long long)clients);
+    vbuf_addf(out, "vmop_kube_requests_total %lu\n", kube_client_requests(p->kc));
+    vbuf_addf(out, "vmop_kube_retries_total %lu\n", kube_client_retries(p->kc));
+    vbuf_addf(out, "vmop_leader %d\n", __atomic_load_n(&p->leading, __ATOMIC_RELAXED));
+    vbuf_addf(out, "vmop_process_peak_rss_bytes %ld\n", rss_peak_kb() * 1024);
+    if (p->vmc)
+        vmc_metrics(p->vmc, out);
+    if (p->imgc)
+        imgc_metrics(p->imgc, out);
+    if (p->svc) {
+        struct vmsvc_stats ss;
+        vmsvc_get_stats(p->svc, &ss);
+        vbuf_addf(out, "vmop_vmservice_reconciles_total %lu\n", ss.reconciles);
+        vbuf_addf(out, "vmop_vmservice_reconcile_failures_total %lu\n", ss.failures);
+        vbuf_addf(out, "vmop_vmservice_writes_total %lu\n", ss.writes);
+    }
+}
+
+static void make_identity(char *buf, size_t n)
+{
+    char host[128] = "vmop";
+    unsigned long r = (unsigned long)kube_rand(1ull << 32);
+    gethostname(host, sizeof(host) - 1);
+    host[sizeof(host) - 1] = '\0';
+    snprintf(buf, n, "%s_%08lx", host, r);
+}
+
+static vmop_rc start_workers(struct proc *p, struct vmop_err *err)
+{
+    vmop_rc rc = vmc_start_workers(p->vmc, err);
+    if (rc == VMOP_OK && p->imgc)
+        rc = imgc_start(p->imgc, err);
+    if (rc == VMOP_OK && p->svc)
+        rc = vmsvc_start(p->svc, err);
+    if (rc == VMOP_OK) {
+        __atomic_store_n(&p->running, 1, __ATOMIC_RELEASE);
+        vlog(VLOG_INFO, LOGGER, NULL, "controllers running");
+    }
+    return rc;
+}
+
+int vmop_run(const struct vmop_config *cfg)
+{
+    struct proc p;
+    struct vmop_err err = {0};
+    struct kube_config *kcfg = NULL;
+    struct kube_config_opts ko = {.kubeconfig = cfg->kubeconfig};
+    struct kube_client_opts kco = {.user_agent = "vmop/0.1", .pool_size = 16};
+    struct kube_recorder_opts ro = {.component = "vmop"};
+    struct vcenters_opts vo = {.vs = {.soft_wait_ms = cfg->trysoft_timeout_ms}};
+    struct vmc_opts mo = {
+        .system_ns = cfg->ns, .workers = cfg->workers, .resync_ms = cfg->resync_ms};
+    sigset_t sigs;
+    int code = 1, sig = 0;
+    int64_t start_ms = kube_mono_ms();
+    char identity[200], host[128] = "";
+
+    memset(&p, 0, sizeof(p));
+    p.cfg = cfg;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL); /* every thread inherits this: main waits for them */
+    signal(SIGPIPE, SIG_IGN);
+
+    if (kube_global_init(&err) != VMOP_OK)
+        goto fail;
+    if (kube_config_load(&ko, &kcfg, &err) != VMOP_OK ||
+        kube_client_new(kcfg, &kco, &p.kc, &err) != VMOP_OK)
+        goto fail;
+    gethostname(host, sizeof(host) - 1);
+    ro.host = host;
+    if (kube_recorder_new(p.kc, &ro, &p.rec, &err) != VMOP_OK ||
+        vcenters_new(&vo, &p.vcs, &err) != VMOP_OK ||
+        vmc_new(p.kc, p.rec, p.vcs, &mo, &p.vmc, &err) != VMOP_OK)
+        goto fail;
+    {
+        struct imgc_opts io = {.system_ns = cfg->ns, .period_ms = cfg->image_sync_ms};
+        if (imgc_new(p.kc, p.rec, p.vcs, p.vmc, &io, &p.imgc, &err) != VMOP_OK)
+            goto fail;
+    }
+    {
+        struct vmsvc_opts so = {
+            .workers = 2, .rec = p.rec, .resync_ms = cfg->resync_ms, .drain_ms = cfg->drain_ms};
+        if (vmsvc_new(p.kc, &so, &p.svc, &err) != VMOP_OK)
+            goto fail;
+    }
+    if (vmc_start_informers(p.vmc, &err) != VMOP_OK)
+        goto fail;
+    if (cfg->health_addr && *cfg->health_addr) {
+        struct health_cbs hc = {ready_cb, metrics_cb, &p};
+        if (health_start(cfg->health_addr, &hc, &p.health, &err) != VMOP_OK)
+            goto fail;
+        vlog(VLOG_INFO, LOGGER, NULL, "health endpoint on 127.0.0.1:%d (/healthz /readyz /metrics)",
+             health_port(p.health));
+    }
+    if (cfg->leader_elect) {
+        struct kube_elector_opts eo = {
+            .ns = cfg->lease_ns && *cfg->lease_ns ? cfg->lease_ns : cfg->ns,
+            .name = cfg->lease_name,
+            .release_on_cancel = 1,
+            .on_started_leading = on_started,
+            .on_stopped_leading = on_stopped,
+            .cb_ud = &p,
+        };
+        make_identity(identity, sizeof(identity));
+        eo.identity = identity;
+        if (kube_elector_new(p.kc, &eo, &p.el, &err) != VMOP_OK ||
+            kube_elector_start(p.el, &err) != VMOP_OK)
+            goto fail;
+        vlog(VLOG_INFO, LOGGER, NULL, "leader election on %s/%s as %s", eo.ns, eo.name, identity);
+    } else {
+        p.leading = 1;
+    }
+    vlog(VLOG_INFO, LOGGER, NULL, "started (namespace %s, %u workers)", cfg->ns, cfg->workers);
+
+    for (;;) {
+        struct timespec ts = {0, 200 * 1000 * 1000};
+        siginfo_t si;
+        sig = sigtimedwait(&sigs, &si, &ts);
+        if (sig == SIGTERM || sig == SIGINT)
+            break;
+        if (__atomic_load_n(&p.lost, __ATOMIC_ACQUIRE)) {
+            vlog(VLOG_ERROR, LOGGER, NULL, "lost leadership; exiting");
+            sig = -1;
+            break;
+        }
+        if (!__atomic_load_n(&p.running, __ATOMIC_ACQUIRE) &&
+            __atomic_load_n(&p.leading, __ATOMIC_ACQUIRE) && vmc_synced(p.vmc)) {
+            vlog(VLOG_INFO, LOGGER, NULL, "caches synced after %lld ms",
+                 (long long)(kube_mono_ms() - start_ms));
+            if (start_workers(&p, &err) != VMOP_OK)
+                goto fail;
+        }
+    }
+    code = sig == -1 ? 1 : 0;
+    if (sig > 0)
+        vlog(VLOG_INFO, LOGGER, NULL, "signal %d: shutting down (drain %ld ms)", sig,
+             cfg->drain_ms);
+    goto out;
+fail:
+    vlog_err(VLOG_ERROR, LOGGER, NULL, &err, "start-up failed");
+    code = 1;
+out:
+    /* stop intake, drain workers, then the rest; the Lease goes last */
+    if (p.imgc)
+        imgc_stop(p.imgc);
+    if (p.svc)
+        vmsvc_stop(p.svc);
+    vlog(VLOG_DEBUG, LOGGER, NULL, "VirtualMachineService controller stopped");
+    if (p.vmc)
+        vmc_stop(p.vmc, cfg->drain_ms);
+    vlog(VLOG_DEBUG, LOGGER, NULL, "VirtualMachine controller stopped");
+    health_stop(p.health);
+    imgc_free(p.imgc);
+    vmsvc_free(p.svc);
+    vmc_free(p.vmc);
+    vcenters_free(p.vcs);
+    vlog(VLOG_DEBUG, LOGGER, NULL, "vCenter sessions closed");
+    kube_recorder_free(p.rec);
+    kube_elector_free(p.el);
+    kube_client_free(p.kc);
+    kube_config_free(kcfg);
+    kube_global_cleanup();
+    vlog(VLOG_INFO, LOGGER, NULL, "stopped");
+    return code;
+}

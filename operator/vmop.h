@@ -1,0 +1,33 @@
+/* vmop.h: the operator process: configuration, start-up order, leader election, and shutdown.
+ *
+ * Owns: building the Kubernetes client, the event recorder, the vCenter connection cache, the
+ * controllers (VirtualMachine, image catalog, VirtualMachineService when built) and the health
+ * server from a struct vmop_config, running until SIGTERM/SIGINT (or loss of leadership), and
+ * tearing down in order: stop intake (informers), drain the workers with a deadline, free the
+ * controllers, release the Lease last.
+ */
+#ifndef VMOP_VMOP_H
+#define VMOP_VMOP_H
+
+struct vmop_config {
+    const char *kubeconfig; /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
+    const char *ns;         /* the operator's own namespace (credentials Secrets, Lease) */
+    int leader_elect;
+    const char *lease_ns;    /* default: ns */
+    const char *lease_name;  /* default: vmop-leader */
+    unsigned workers;        /* VM controller workers */
+    const char *health_addr; /* "127.0.0.1:8081"; NULL or "" disables */
+    long trysoft_timeout_ms; /* Soft/TrySoft guest shutdown wait */
+    long resync_ms;          /* periodic re-reconcile of every VM */
+    long image_sync_ms;      /* content library sync period */
+    long drain_ms;           /* shutdown drain deadline */
+};
+
+/* Sets the defaults documented in `vmop --help`. */
+void vmop_config_defaults(struct vmop_config *cfg);
+
+/* Runs the operator until a signal (SIGTERM/SIGINT) or a fatal error. Returns the process exit
+ * code: 0 after a clean shutdown, 1 on a start-up failure or lost leadership. */
+int vmop_run(const struct vmop_config *cfg);
+
+#endif

@@ -1,0 +1,361 @@
+#!/usr/bin/env python3
+"""e2e_vm.py: end-to-end tests of the VirtualMachine controller with real kubectl.
+
+Starts tests/devenv (vCenter simulator + Kubernetes API test server + vmop) in a fresh temporary
+directory, then drives it with kubectl (fresh KUBECACHEDIR) and reads vCenter back with vimc:
+  create      apply -> PoweredOn with an IP -> describe shows the conditions -> vCenter state
+              (CPU, memory, reservations/limits per class, NIC backing, UUIDs, ExtraConfig)
+  prereqs     missing class / image / Secret / StorageClass -> the right condition, then recovery
+  paused      the paused annotation -> ReconcileReady False VirtualMachineReconcilePaused
+  power       PoweredOff -> vCenter powered off, PowerOff event; PoweredOn -> IP and Ready again
+  delete      delete -> VM gone from vCenter, the object (finalizer) gone
+  restart     SIGKILL the operator during 10 creates, restart -> exactly one VM per resource
+Every wait is bounded polling. Usage: e2e_vm.py BUILD_DIR [TEST...]. Never prints secrets.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "build-dev")
+ONLY = sys.argv[2:]
+WAIT = float(os.environ.get("E2E_WAIT_S", "90"))
+NS = "default"
+
+failures = []
+
+
+class Env:
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="vmop-e2e.")
+        self.env = dict(os.environ)
+        self.env.update({"VMOP_BUILD_DIR": BUILD, "DEVENV_NO_BUILD": "1",
+                         "KUBECONFIG": os.path.join(self.dir, "kubeconfig"),
+                         "KUBECACHEDIR": os.path.join(self.dir, "kubecache"),
+                         "VMOP_WORKERS": "8",
+                         # slow clones a little so the restart test kills vmop mid-create
+                         "DEVENV_VCSIM_ARGS": "-method-delay CloneVM_Task=400"})
+
+    def devenv(self, *args):
+        subprocess.run([os.path.join(ROOT, "tests/devenv")] + list(args), env=self.env,
+                       check=True, stdout=subprocess.DEVNULL, timeout=240)
+
+    def up(self):
+        self.devenv("up", self.dir)
+        vc = json.load(open(os.path.join(self.dir, "vcenter.json")))
+        self.sim = json.load(open(os.path.join(self.dir, "vcsim.json")))
+        self.env.update({"VIMC_URL": vc["url"], "VIMC_USERNAME": vc["username"],
+                         "VIMC_PASSWORD": vc["password"], "VIMC_THUMBPRINT": vc["thumbprint"]})
+
+    def down(self):
+        try:
+            self.devenv("down", self.dir)
+        finally:
+            if os.environ.get("E2E_KEEP"):
+                print("kept", self.dir)
+            else:
+                shutil.rmtree(self.dir, ignore_errors=True)
+
+    def kubectl(self, *args, stdin=None, check=True):
+        p = subprocess.run(["kubectl", "--request-timeout=30s"] + list(args), env=self.env,
+                           input=stdin, capture_output=True, text=True, timeout=90)
+        if check and p.returncode != 0:
+            raise AssertionError("kubectl %s failed: %s" % (" ".join(args[:3]), p.stderr.strip()))
+        return p
+
+    def apply(self, objs):
+        for o in objs:
+            self.kubectl("apply", "-f", "-", stdin=json.dumps(o))
+
+    def get(self, kind, name, ns=NS):
+        p = self.kubectl("get", kind, name, "-n", ns, "-o", "json", check=False)
+        return json.loads(p.stdout) if p.returncode == 0 else None
+
+    def vimc(self, *args, check=True):
+        p = subprocess.run([os.path.join(BUILD, "vimclient/tool/vimc"), "--json"] + list(args),
+                           env=self.env, capture_output=True, text=True, timeout=60)
+        if check and p.returncode != 0:
+            raise AssertionError("vimc %s failed: %s" % (" ".join(args), p.stderr.strip()))
+        return json.loads(p.stdout) if p.returncode == 0 and p.stdout.strip() else None
+
+    def operator_log(self, n=30):
+        try:
+            return "".join(open(os.path.join(self.dir, "operator.log")).readlines()[-n:])
+        except OSError:
+            return ""
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def wait_for(fn, what, timeout=WAIT):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(0.3)
+    raise AssertionError("timed out after %.0fs waiting for %s" % (timeout, what))
+
+
+def cond(vm, ctype):
+    for c in ((vm or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == ctype:
+            return c
+    return None
+
+
+def vm_obj(name, cls="best-effort-small", image="vmop-tiny-ovf", sc="wcp-default", secret=None,
+           extra=None):
+    spec = {"className": cls, "imageName": image, "storageClass": sc}
+    if secret:
+        spec["bootstrap"] = {"cloudInit": {"rawCloudConfig": {"name": secret, "key": "user-data"}}}
+    if extra:
+        spec.update(extra)
+    return {"apiVersion": "vmoperator.vmware.com/v1alpha5", "kind": "VirtualMachine",
+            "metadata": {"name": name, "namespace": NS}, "spec": spec}
+
+
+def secret_obj(name):
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": NS},
+            "stringData": {"user-data": "#cloud-config\nusers:\n- name: e2e\n"}}
+
+
+def wait_running(env, name):
+    def ok():
+        vm = env.get("vm", name)
+        st = (vm or {}).get("status") or {}
+        if st.get("powerState") == "PoweredOn" and (st.get("network") or {}).get("primaryIP4"):
+            return vm
+        return None
+    return wait_for(ok, "%s PoweredOn with an IP" % name)
+
+
+def wait_cond(env, name, ctype, status, reason=None):
+    def ok():
+        c = cond(env.get("vm", name), ctype)
+        if c and c.get("status") == status and (reason is None or c.get("reason") == reason):
+            return c
+        return None
+    return wait_for(ok, "%s %s=%s%s" % (name, ctype, status, " " + reason if reason else ""))
+
+
+def delete_and_wait(env, name):
+    env.kubectl("delete", "vm", name, "-n", NS, "--wait=false")
+    wait_for(lambda: env.get("vm", name) is None, "%s deleted" % name)
+
+
+# ---- tests -----------------------------------------------------------------------------------
+
+def test_create(env):
+    env.apply([secret_obj("e2e-cc"), vm_obj("e2e-be", secret="e2e-cc"),
+               vm_obj("e2e-gu", cls="guaranteed-small", secret="e2e-cc",
+                      extra={"network": {"hostName": "e2e-gu-host"}})])
+    be = wait_running(env, "e2e-be")
+    gu = wait_running(env, "e2e-gu")
+    for vm in (be, gu):
+        for t in ("VirtualMachineCreated", "VirtualMachinePowerStateSynced",
+                  "VirtualMachineReconcileReady", "VirtualMachineClassReady",
+                  "VirtualMachineImageReady", "VirtualMachineStorageReady",
+                  "VirtualMachineBootstrapReady"):
+            c = cond(vm, t)
+            check(c and c["status"] == "True", "%s: %s not True: %s" % (vm["metadata"]["name"], t, c))
+        st = vm["status"]
+        check(st["uniqueID"].startswith("vm-"), "uniqueID %r" % st.get("uniqueID"))
+        check(st["class"] == {"apiVersion": "vmoperator.vmware.com/v1alpha5",
+                              "kind": "VirtualMachineClass", "name": vm["spec"]["className"]},
+              "status.class %r" % st.get("class"))
+        check(st.get("hardwareVersion", 0) > 0, "hardwareVersion")
+        check(st["instanceUUID"] == vm["spec"]["instanceUUID"], "instanceUUID differs from spec")
+        check(st["biosUUID"] == vm["spec"]["biosUUID"], "biosUUID differs from spec")
+    wait_cond(env, "e2e-gu", "Ready", "True")
+    d = env.kubectl("describe", "vm", "e2e-gu", "-n", NS).stdout
+    for word in ("VirtualMachineCreated", "VirtualMachinePowerStateSynced", "Ready", "Created",
+                 "PoweredOn", "192.0.2."):
+        check(word in d, "describe lacks %r" % word)
+    check("#cloud-config" not in d and "e2e\n" not in d.split("Events:")[-1],
+          "describe shows user data")
+
+    # vCenter state, read back with vimc
+    pg_key = env.sim["portgroup_keys"][0]
+    for vm, cpu_res, mem_res in ((be, False, 0), (gu, True, 4096)):
+        v = env.vimc("vm", "info", vm["status"]["uniqueID"])
+        name = vm["metadata"]["name"]
+        check(v["numCPU"] == 2 and v["memoryMB"] == 4096, "%s sizing %s/%s" % (name, v["numCPU"], v["memoryMB"]))
+        ca, ma = v["cpuAllocation"], v["memoryAllocation"]
+        if cpu_res:
+            check(ca["reservation"] > 0 and ca["limit"] == -1, "%s cpu allocation %r" % (name, ca))
+        else:
+            check(ca.get("reservation", 0) == 0 and ca.get("limit", -1) == -1, "%s cpu allocation %r" % (name, ca))
+        check(ma.get("reservation", 0) == mem_res and ma.get("limit", -1) == -1,
+              "%s memory allocation %r" % (name, ma))
+        check(v["instanceUuid"] == vm["spec"]["instanceUUID"], "%s instanceUuid" % name)
+        check(v["biosUuid"] == vm["spec"]["biosUUID"], "%s biosUuid" % name)
+        check(len(v["nics"]) == 1 and v["nics"][0]["type"] == "VirtualVmxnet3" and
+              v["nics"][0].get("portgroupKey") == pg_key, "%s NIC %r" % (name, v["nics"]))
+        ec = v.get("extraConfig") or {}
+        check(ec.get("vmservice.namespacedName") == "%s/%s" % (NS, name), "%s namespacedName" % name)
+        for k in ("guestinfo.metadata", "guestinfo.metadata.encoding", "guestinfo.userdata",
+                  "guestinfo.userdata.encoding"):
+            check(k in ec, "%s lacks ExtraConfig %s" % (name, k))
+    check(env.vimc("vm", "info", gu["status"]["uniqueID"]).get("hostName") == "e2e-gu-host",
+          "guest hostname from cloud-init metadata")
+
+
+def test_prereqs(env):
+    # the binding allows a StorageClass that does not exist yet
+    env.kubectl("patch", "nsb", "vsphere", "-n", NS, "--type=merge", "-p",
+                json.dumps({"spec": {"storageClasses": ["wcp-default", "wcp-late"]}}))
+    env.apply([vm_obj("e2e-noclass", cls="e2e-late-class"),
+               vm_obj("e2e-noimage", image="e2e-late-image"),
+               vm_obj("e2e-nosecret", secret="e2e-late-secret"),
+               vm_obj("e2e-nosc", sc="wcp-late")])
+    wait_cond(env, "e2e-noclass", "VirtualMachineClassReady", "False", "NotFound")
+    wait_cond(env, "e2e-noimage", "VirtualMachineImageReady", "False")
+    wait_cond(env, "e2e-nosecret", "VirtualMachineBootstrapReady", "False", "NotFound")
+    wait_cond(env, "e2e-nosc", "VirtualMachineStorageReady", "False", "NotFound")
+    for n in ("e2e-noclass", "e2e-noimage", "e2e-nosecret", "e2e-nosc"):
+        vm = env.get("vm", n)
+        check(not (vm.get("status") or {}).get("uniqueID"), "%s was created in vCenter" % n)
+        check(cond(vm, "Ready")["status"] == "False", "%s Ready not False" % n)
+    d = env.kubectl("describe", "vm", "e2e-noclass", "-n", NS).stdout
+    check("VirtualMachineClassReady" in d and "NotFound" in d, "describe lacks the class condition")
+
+    # fix each one
+    cls = env.get("vmclass", "best-effort-small")
+    env.apply([{"apiVersion": cls["apiVersion"], "kind": "VirtualMachineClass",
+                "metadata": {"name": "e2e-late-class", "namespace": NS}, "spec": cls["spec"]}])
+    env.apply([secret_obj("e2e-late-secret")])
+    env.apply([{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                "metadata": {"name": "wcp-late"}, "provisioner": "csi.vsphere.vmware.com"}])
+    # an image with that display name: a hand-made VirtualMachineImage for the seeded item
+    vmis = json.loads(env.kubectl("get", "vmi", "-n", NS, "-o", "json").stdout)["items"]
+    src = [i for i in vmis if (i.get("status") or {}).get("name") == "vmop-tiny-ovf"][0]
+    env.apply([{"apiVersion": src["apiVersion"], "kind": "VirtualMachineImage",
+                "metadata": {"name": "vmi-e2elate0000000000", "namespace": NS},
+                "spec": src["spec"]}])
+    st = dict(src["status"])
+    st["name"] = "e2e-late-image"
+    env.kubectl("patch", "vmi", "vmi-e2elate0000000000", "-n", NS, "--subresource=status",
+                "--type=merge", "-p", json.dumps({"status": st}))
+    for n in ("e2e-noclass", "e2e-noimage", "e2e-nosecret", "e2e-nosc"):
+        wait_running(env, n)
+
+
+def test_paused(env):
+    env.kubectl("annotate", "vm", "e2e-be", "-n", NS, "vmoperator.vmware.com/paused=true")
+    c = wait_cond(env, "e2e-be", "VirtualMachineReconcileReady", "False",
+                  "VirtualMachineReconcilePaused")
+    check("paused" in c.get("message", ""), "paused message")
+    env.kubectl("annotate", "vm", "e2e-be", "-n", NS, "vmoperator.vmware.com/paused-")
+    wait_cond(env, "e2e-be", "VirtualMachineReconcileReady", "True")
+
+
+def test_delete(env):
+    vm = env.get("vm", "e2e-be")
+    uid = vm["status"]["uniqueID"]
+    check(env.vimc("vm", "info", uid) is not None, "VM not in vCenter before delete")
+    delete_and_wait(env, "e2e-be")
+    check(env.vimc("vm", "info", uid, check=False) is None, "VM %s still in vCenter" % uid)
+    ev = env.kubectl("get", "events", "-n", NS, "--field-selector",
+                     "involvedObject.name=e2e-be", "-o", "json").stdout
+    check("Deleted" in ev, "no Deleted event")
+
+
+def count_by_namespaced_name(env):
+    counts = {}
+    for e in env.vimc("ls", "vm") or []:
+        v = env.vimc("vm", "info", e["moref"], check=False)
+        if not v:
+            continue
+        nn = (v.get("extraConfig") or {}).get("vmservice.namespacedName")
+        if nn:
+            counts.setdefault(nn, set()).add(v["instanceUuid"])
+    return counts
+
+
+def test_restart(env):
+    names = ["e2e-r%d" % i for i in range(10)]
+    env.apply([secret_obj("e2e-cc")])
+    for n in names:
+        env.kubectl("apply", "-f", "-", stdin=json.dumps(vm_obj(n, secret="e2e-cc")))
+    # kill as soon as the first of the batch exists in vCenter
+    wait_for(lambda: any(((env.get("vm", n) or {}).get("status") or {}).get("uniqueID")
+                         for n in names[:3]), "the first creates", timeout=60)
+    pid = int(open(os.path.join(env.dir, "operator.pid")).read())
+    os.kill(pid, signal.SIGKILL)
+    done = sum(1 for n in names if ((env.get("vm", n) or {}).get("status") or {}).get("uniqueID"))
+    print("  killed vmop with %d of %d VMs reported created" % (done, len(names)), flush=True)
+    env.devenv("restart", env.dir, "operator")
+    for n in names:
+        wait_running(env, n)
+    counts = count_by_namespaced_name(env)
+    for n in names:
+        key = "%s/%s" % (NS, n)
+        check(len(counts.get(key, ())) == 1, "%s has %d VMs in vCenter" % (key, len(counts.get(key, ()))))
+        vm = env.get("vm", n)
+        check(vm["status"]["instanceUUID"] in counts[key], "%s status points at another VM" % n)
+    check(len(counts.get("%s/e2e-gu" % NS, ())) == 1, "e2e-gu count changed by the restart")
+    for n in names:
+        env.kubectl("delete", "vm", n, "-n", NS, "--wait=false")
+    wait_for(lambda: all(env.get("vm", n) is None for n in names), "batch deleted")
+
+
+def test_power(env):
+    name = "e2e-gu"
+    env.kubectl("patch", "vm", name, "-n", NS, "--type=merge", "-p",
+                json.dumps({"spec": {"powerState": "PoweredOff", "powerOffMode": "Hard"}}))
+    c = wait_cond(env, name, "VirtualMachinePowerStateSynced", "True")
+    check(c.get("message") == "poweredOff", "PowerStateSynced message %r" % c.get("message"))
+    vm = env.get("vm", name)
+    check(vm["status"]["powerState"] == "PoweredOff", "status.powerState")
+    check(env.vimc("vm", "info", vm["status"]["uniqueID"])["powerState"] == "poweredOff",
+          "vCenter power state")
+    ev = env.kubectl("get", "events", "-n", NS, "--field-selector",
+                     "involvedObject.name=%s" % name, "-o", "json").stdout
+    check("PowerOff" in ev, "no PowerOff event")
+    env.kubectl("patch", "vm", name, "-n", NS, "--type=merge", "-p",
+                json.dumps({"spec": {"powerState": "PoweredOn"}}))
+    wait_running(env, name)
+    wait_cond(env, name, "Ready", "True")
+
+
+TESTS = [("create", test_create), ("prereqs", test_prereqs), ("paused", test_paused),
+         ("power", test_power),
+         ("delete", test_delete), ("restart", test_restart)]
+
+
+def main():
+    if not shutil.which("kubectl"):
+        print("SKIP: kubectl not found")
+        return 77
+    env = Env()
+    try:
+        env.up()
+        for name, fn in TESTS:
+            if ONLY and name not in ONLY:
+                continue
+            t0 = time.monotonic()
+            try:
+                fn(env)
+                print("PASS %s (%.1fs)" % (name, time.monotonic() - t0), flush=True)
+            except AssertionError as e:
+                failures.append(name)
+                print("FAIL %s: %s" % (name, e), flush=True)
+                print("---- operator log (tail) ----\n" + env.operator_log(), flush=True)
+    finally:
+        env.down()
+    print("%d failed: %s" % (len(failures), " ".join(failures)) if failures else "all passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
