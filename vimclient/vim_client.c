@@ -8,6 +8,7 @@
 #include "vim_internal.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,6 +151,7 @@ vmop_rc vim_client_new(const struct vim_config *cfg, struct vim_client **ret_cli
     pthread_cond_init(&c->pool_cond, NULL);
     pthread_mutex_init(&c->share_lock, NULL);
     pthread_mutex_init(&c->session_lock, NULL);
+    pthread_mutex_init(&c->stats_lock, NULL);
 
     rc = parse_url(cfg->url, &c->base_url, err);
     if (rc != VMOP_OK)
@@ -218,6 +220,7 @@ void vim_client_free(struct vim_client *c)
     pthread_cond_destroy(&c->pool_cond);
     pthread_mutex_destroy(&c->share_lock);
     pthread_mutex_destroy(&c->session_lock);
+    pthread_mutex_destroy(&c->stats_lock);
     free(c);
 }
 
@@ -308,4 +311,57 @@ const char *vim_power_state_str(enum vim_power_state s)
         break;
     }
     return "unknown";
+}
+
+void vim_client_count_method(struct vim_client *c, const char *method, int failed, double seconds)
+{
+    struct vim_method_slot *slot = NULL;
+    size_t i;
+
+    pthread_mutex_lock(&c->stats_lock);
+    for (i = 0; i < c->n_method_stats; i++)
+        if (strcmp(c->method_stats[i].name, method) == 0) {
+            slot = &c->method_stats[i];
+            break;
+        }
+    if (!slot && strlen(method) < VIM_METHOD_NAME_MAX &&
+        c->n_method_stats < VIM_METHOD_STATS_MAX - 1) {
+        slot = &c->method_stats[c->n_method_stats++];
+        snprintf(slot->name, sizeof(slot->name), "%s", method);
+    }
+    if (!slot) {
+        /* The last slot is reserved for "other": the table never grows past its cap. */
+        slot = &c->method_stats[VIM_METHOD_STATS_MAX - 1];
+        if (!slot->name[0])
+            snprintf(slot->name, sizeof(slot->name), "other");
+    }
+    slot->calls++;
+    if (failed)
+        slot->errors++;
+    slot->seconds += seconds;
+    pthread_mutex_unlock(&c->stats_lock);
+}
+
+void vim_client_method_stats(struct vim_client *c,
+                             void (*fn)(void *ud, const struct vim_method_stat *s), void *ud)
+{
+    struct vim_method_slot snap[VIM_METHOD_STATS_MAX];
+    size_t n, i;
+
+    if (!c || !fn)
+        return;
+    pthread_mutex_lock(&c->stats_lock);
+    n = c->n_method_stats;
+    memcpy(snap, c->method_stats, sizeof(snap));
+    pthread_mutex_unlock(&c->stats_lock);
+    for (i = 0; i < VIM_METHOD_STATS_MAX; i++) {
+        struct vim_method_stat s;
+        if (i >= n && !(i == VIM_METHOD_STATS_MAX - 1 && snap[i].name[0]))
+            continue;
+        s.method = snap[i].name;
+        s.calls = snap[i].calls;
+        s.errors = snap[i].errors;
+        s.seconds = snap[i].seconds;
+        fn(ud, &s);
+    }
 }

@@ -79,7 +79,18 @@ struct vim_client {
 
     /* counters: updated with __atomic builtins */
     uint64_t n_soap_calls, n_rest_calls, n_logins, n_relogins;
+
+    /* per-method SOAP counters (vim_client_method_stats); methods past the cap count as "other" */
+    pthread_mutex_t stats_lock;
+    struct vim_method_slot {
+        char name[VIM_METHOD_NAME_MAX];
+        uint64_t calls, errors;
+        double seconds;
+    } method_stats[VIM_METHOD_STATS_MAX]; /* guarded by stats_lock */
+    size_t n_method_stats;                /* guarded by stats_lock */
 };
+/* Counts one SOAP call of method (vim_soap.c). */
+void vim_client_count_method(struct vim_client *c, const char *method, int failed, double seconds);
 
 /* ---- transport (vim_http.c) -------------------------------------------------------------------
  */

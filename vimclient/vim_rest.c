@@ -78,7 +78,7 @@ static vmop_rc rest_state(struct vim_client *c, struct vim_rest_state **ret_r, s
 /* Appends up to `room` bytes of s to b, replacing control characters with spaces. */
 static void add_clean(struct vbuf *b, const char *s, size_t room)
 {
-    for (size_t i = 0; s[i] && i < room; i++) {
+    for (size_t i = 0; i < room && s[i]; i++) {
         char ch = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i];
         vbuf_add(b, &ch, 1);
     }

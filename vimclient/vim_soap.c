@@ -17,6 +17,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define SOAP_ENV_NS "http://schemas.xmlsoap.org/soap/envelope/"
 /* The API version we speak. The version selects the wire schema on vCenter; every type and method
@@ -315,6 +316,8 @@ static vmop_rc call_raw(struct vim_client *c, const char *method, const struct v
         .timeout_ms = opts ? opts->timeout_ms : 0,
         .cancel = opts ? opts->cancel : NULL,
     };
+    struct timespec t0 = {0};
+    int counted = 0;
     vmop_rc rc;
 
     vbuf_init(&env, VIM_MAX_REQUEST);
@@ -327,6 +330,8 @@ static vmop_rc call_raw(struct vim_client *c, const char *method, const struct v
     req.body = vbuf_str(&env);
     req.body_len = env.len;
     __atomic_add_fetch(&c->n_soap_calls, 1, __ATOMIC_RELAXED);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    counted = 1;
     rc = vim_http_do(c, &req, &resp, err);
     if (rc != VMOP_OK)
         goto out;
@@ -339,6 +344,12 @@ static vmop_rc call_raw(struct vim_client *c, const char *method, const struct v
         rc = vmop_fail_fault(err, VMOP_E_HTTP, "", (int)resp.status, "%s: HTTP %ld from %s/sdk",
                              method, resp.status, c->base_url);
 out:
+    if (counted) {
+        struct timespec t1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        vim_client_count_method(c, method, rc != VMOP_OK,
+                                (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+    }
     /* The request may hold credentials (Login) or guest data: wipe it. */
     vbuf_free_secure(&env);
     vbuf_free(&resp.body);

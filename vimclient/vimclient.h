@@ -73,6 +73,21 @@ struct vim_stats {
 };
 void vim_client_stats(struct vim_client *c, struct vim_stats *ret_stats);
 
+/* Per-method SOAP counters for metrics: fn is called once per method called so far (at most
+ * VIM_METHOD_STATS_MAX; later methods add up under "other"), in first-call order, on a snapshot
+ * (fn runs without the client's locks; s->method is valid during the call only). errors counts
+ * calls that failed for any reason (transport, HTTP, fault); seconds is the time spent, including
+ * WaitForUpdatesEx long polls. */
+#define VIM_METHOD_STATS_MAX 64
+#define VIM_METHOD_NAME_MAX  64
+struct vim_method_stat {
+    const char *method;
+    uint64_t calls, errors;
+    double seconds;
+};
+void vim_client_method_stats(struct vim_client *c,
+                             void (*fn)(void *ud, const struct vim_method_stat *s), void *ud);
+
 /* ---- managed object references --------------------------------------------------------------- */
 
 #define VIM_MOREF_TYPE_MAX  64
