@@ -11,7 +11,7 @@
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-FUZZ_SECONDS=${FUZZ_SECONDS:-15}
+FUZZ_SECONDS=${FUZZ_SECONDS:-8}
 
 sh tests/tools/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
 

@@ -1,6 +1,8 @@
 /* replay_main.c: runs a fuzz target over files or directories of inputs (a plain main() for
- * builds without libFuzzer). Used as a unit test over tests/fuzz/corpus/; exits non-zero when an
- * input cannot be read or the corpus is empty (a crash in the target ends the process anyway). */
+ * builds without libFuzzer). Used as a unit test over each target's corpus; exits non-zero when an
+ * input cannot be read or the corpus is empty (a crash in the target ends the process anyway).
+ * Each input (and each prefix of it) is passed in a heap buffer of exactly its size, as libFuzzer
+ * does, so that under ASan a read past the end of the input is caught. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +13,17 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define REPLAY_MAX_INPUT ((size_t)4 << 20)
+
+/* Runs the target on a copy of data[0..n) in an allocation of exactly n bytes. */
+static void run_exact(const uint8_t *data, size_t n)
+{
+    uint8_t *copy = malloc(n ? n : 1);
+    if (!copy)
+        abort();
+    memcpy(copy, data, n);
+    LLVMFuzzerTestOneInput(copy, n);
+    free(copy);
+}
 
 static int run_file(const char *path)
 {
@@ -28,10 +41,10 @@ static int run_file(const char *path)
     }
     n = fread(buf, 1, REPLAY_MAX_INPUT, f);
     fclose(f);
-    LLVMFuzzerTestOneInput(buf, n);
+    run_exact(buf, n);
     /* Every prefix of the input too: truncated replies are the common real-world corruption. */
     for (size_t cut = 1; cut < n; cut += 1 + n / 64)
-        LLVMFuzzerTestOneInput(buf, cut);
+        run_exact(buf, cut);
     free(buf);
     return 0;
 }
