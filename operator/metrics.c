@@ -692,11 +692,10 @@ vmop_rc metrics_read_proc(struct metrics_proc *ret_proc, struct vmop_err *err)
     /* The command name (field 2) may hold spaces and parentheses: fields restart after the last
      * ')'. Then: 3 state ... 14 utime 15 stime ... 22 starttime 23 vsize 24 rss. */
     p = strrchr(buf, ')');
-    if (!p ||
-        sscanf(p + 1,
-               " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d "
-               "%*d %llu %*u %ld",
-               &utime, &stime, &start_ticks, &rss_pages) != 4)
+    if (!p || sscanf(p + 1,
+                     " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d "
+                     "%*d %llu %*u %ld",
+                     &utime, &stime, &start_ticks, &rss_pages) != 4)
         return vmop_fail(err, VMOP_E_PROTO, "cannot parse /proc/self/stat");
     rc = read_small("/proc/stat", buf, sizeof(buf), err);
     if (rc != VMOP_OK)
