@@ -34,6 +34,8 @@ static const char usage_text[] =
     "  vm info VM                     a VM's identity, power, guest, sizing, NICs, extraConfig\n"
     "  vm power on|off|suspend|reset|shutdown|standby|reboot VM\n"
     "  vm destroy [--force] VM        destroy a VM (--force powers it off first)\n"
+    "  vm guestinfo --reveal VM       the guestinfo.* ExtraConfig keys and values as JSON (user "
+    "data!)\n"
     "  lib ls                         content libraries\n"
     "  lib items LIB                  items of a library (LIB = name or id)\n"
     "  lib deploy ITEM NAME --pool P --folder F [--datastore D] [--host H]\n"
@@ -514,6 +516,27 @@ static int vm_destroy(struct vim_client *c, const struct opts *o, int force, con
     return done(o, &ref, "Destroy_Task");
 }
 
+/* `vm guestinfo --reveal VM`: the guestinfo.* ExtraConfig keys with their values, as one JSON
+ * object. These values carry cloud-init user data, so they are printed only when asked for with
+ * --reveal (an administrator debugging bootstrap, or a test decoding them with cloud-init). */
+static int vm_guestinfo(struct vim_client *c, const char *arg)
+{
+    struct vim_moref ref;
+    struct vim_vm *vm = NULL;
+    struct vmop_err err = {0};
+    cJSON *j;
+
+    if (resolve(c, arg, "VirtualMachine", "VirtualMachine", &ref, &err) ||
+        vim_vm_get(c, &ref, &vm, &err))
+        return fail(&err);
+    j = cJSON_CreateObject();
+    for (size_t i = 0; i < vm->n_extra_config; i++)
+        if (!strncmp(vm->extra_config[i].key, "guestinfo.", 10) && vm->extra_config[i].value)
+            cJSON_AddStringToObject(j, vm->extra_config[i].key, vm->extra_config[i].value);
+    vim_vm_free(vm);
+    return print_json(j);
+}
+
 static int cmd_vm(struct vim_client *c, const struct opts *o, int argc, char **argv)
 {
     if (argc < 1)
@@ -533,6 +556,11 @@ static int cmd_vm(struct vim_client *c, const struct opts *o, int argc, char **a
         if (argc != 2 + force)
             return usage_error("usage: vimc vm destroy [--force] VM");
         return vm_destroy(c, o, force, argv[argc - 1]);
+    }
+    if (!strcmp(argv[0], "guestinfo")) {
+        if (argc != 3 || strcmp(argv[1], "--reveal"))
+            return usage_error("usage: vimc vm guestinfo --reveal VM (prints user data)");
+        return vm_guestinfo(c, argv[2]);
     }
     return usage_error("vm: unknown subcommand '%s'", argv[0]);
 }
