@@ -3,6 +3,7 @@
 #include <check.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "api_cond.h"
 
 static const char *field(const cJSON *c, const char *k)
@@ -79,9 +80,5 @@ int main(void)
     tcase_add_test(tc, set_and_transition_time);
     tcase_add_test(tc, sorted_ready_first);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vmop_check_run(s);
 }

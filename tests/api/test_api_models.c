@@ -3,6 +3,7 @@
 #include <check.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "api_admin.h"
 #include "api_class.h"
 #include "api_image.h"
@@ -219,9 +220,5 @@ int main(void)
     tcase_add_test(tc, admin_kinds);
     tcase_add_test(tc, admin_ipv4_pool);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vmop_check_run(s);
 }

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "api_quantity.h"
 
 static const char *canon(const char *in)
@@ -252,9 +253,5 @@ static Suite *quantity_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(quantity_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vmop_check_run(quantity_suite());
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
+#include "test_file.h"
 #include "api_vm.h"
 
 static const char *testdata(void)
@@ -17,21 +19,7 @@ static const char *testdata(void)
 
 static char *slurp(const char *path, size_t *ret_len)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    if (ret_len)
-        *ret_len = (size_t)n;
-    return buf;
+    return vmop_test_slurpf(ret_len, "%s", path);
 }
 
 static struct api_vm *load(const char *dir, const char *name)
@@ -114,16 +102,23 @@ START_TEST(valid_corpus)
 }
 END_TEST
 
-static void check_invalid(const char *dir, const char *file)
+/* Validates dir/file (as an update of old when old is not NULL) and asserts an error on the field
+ * its .field file names. */
+static void assert_refused(const char *dir, const char *file, const struct api_vm *old)
 {
     struct api_vm *vm = load(dir, file);
     struct api_ferrs fe = {0};
     char want[256], msg[2048];
     expected_field(dir, file, want, sizeof(want));
-    api_vm_validate(vm, NULL, &fe);
+    api_vm_validate(vm, old, &fe);
     print_errs(&fe, msg, sizeof(msg));
     ck_assert_msg(api_ferrs_find(&fe, want) >= 0, "%s: no error on %s; got: %s", file, want, msg);
     api_vm_free(vm);
+}
+
+static void check_invalid(const char *dir, const char *file)
+{
+    assert_refused(dir, file, NULL);
 }
 
 START_TEST(invalid_corpus)
@@ -134,14 +129,8 @@ END_TEST
 
 static void check_update_refused(const char *dir, const char *file)
 {
-    struct api_vm *old = load(dir, "old.json"), *vm = load(dir, file);
-    struct api_ferrs fe = {0};
-    char want[256], msg[2048];
-    expected_field(dir, file, want, sizeof(want));
-    api_vm_validate(vm, old, &fe);
-    print_errs(&fe, msg, sizeof(msg));
-    ck_assert_msg(api_ferrs_find(&fe, want) >= 0, "%s: no error on %s; got: %s", file, want, msg);
-    api_vm_free(vm);
+    struct api_vm *old = load(dir, "old.json");
+    assert_refused(dir, file, old);
     api_vm_free(old);
 }
 
@@ -338,9 +327,5 @@ int main(void)
     tcase_add_test(tc, helpers);
     tcase_add_test(tc, parse_rejects);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vmop_check_run(s);
 }

@@ -1,97 +1,21 @@
-/* harness.c: start/stop kube-testapi for C tests (see harness.h). */
+/* harness.c: start/stop kube-testapi for C tests (see harness.h): its arguments, temp dir and ready
+ * line; the child process itself is tests/common/proc.h. */
 #include "harness.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "proc.h"
 #include "vbuf.h"
 
 #define READY_MAX        (16 << 10)
 #define START_TIMEOUT_MS 15000
 #define STOP_TIMEOUT_MS  10000
 #define MAX_ARGS         64
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Reaps pid within timeout_ms. Returns 1 when reaped (or not our child), 0 when still running. */
-static int reap(pid_t pid, int timeout_ms, int *ret_status)
-{
-    long long deadline = now_ms() + timeout_ms;
-    for (;;) {
-        int st = 0;
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid) {
-            if (ret_status)
-                *ret_status = st;
-            return 1;
-        }
-        if (r < 0 && errno != EINTR)
-            return 1;
-        if (now_ms() >= deadline)
-            return 0;
-        poll(NULL, 0, 10);
-    }
-}
-
-static void kill_and_reap(pid_t pid)
-{
-    kill(pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-}
-
-static vmop_rc read_ready_line(int fd, pid_t pid, unsigned timeout_ms, struct vbuf *line,
-                               struct vmop_err *err)
-{
-    long long deadline = now_ms() + timeout_ms;
-    char buf[4096];
-    for (;;) {
-        long long left = deadline - now_ms();
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        ssize_t n;
-        int r;
-        if (left <= 0)
-            return vmop_fail(err, VMOP_E_TIMEOUT,
-                             "kube-testapi (pid %d) printed no ready line within %u ms", (int)pid,
-                             timeout_ms);
-        r = poll(&p, 1, left > 1000 ? 1000 : (int)left);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return vmop_fail(err, VMOP_E_INTERNAL, "poll: %s", strerror(errno));
-        if (r == 0)
-            continue;
-        n = read(fd, buf, sizeof(buf));
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (n < 0)
-            return vmop_fail(err, VMOP_E_INTERNAL, "read: %s", strerror(errno));
-        if (n == 0)
-            return vmop_fail(err, VMOP_E_TRANSPORT,
-                             "kube-testapi (pid %d) exited before its ready line; see its log",
-                             (int)pid);
-        vbuf_add(line, buf, (size_t)n);
-        if (vbuf_error(line))
-            return vmop_fail(err, vbuf_error(line), "kube-testapi ready line too long");
-        if (memchr(buf, '\n', (size_t)n))
-            return VMOP_OK;
-    }
-}
 
 static char *path_join(const char *dir, const char *name)
 {
@@ -146,8 +70,8 @@ vmop_rc apiserver_start(const struct apiserver_opts *opts, struct apiserver **re
     char *argv[MAX_ARGS], window[32], dirbuf[4096];
     struct apiserver *a = NULL;
     struct vbuf line;
-    int pfd[2] = {-1, -1}, logfd = -1, nullfd = -1, argc = 0;
-    pid_t parent = getpid(), pid = -1;
+    int outfd = -1, argc = 0, reaped = 0;
+    pid_t pid = -1;
     cJSON *ready = NULL;
     const cJSON *port;
     vmop_rc rc = VMOP_OK;
@@ -204,44 +128,14 @@ vmop_rc apiserver_start(const struct apiserver_opts *opts, struct apiserver **re
     }
     argv[argc] = NULL;
 
-    if (pipe2(pfd, O_CLOEXEC) != 0) {
-        rc = vmop_fail(err, VMOP_E_INTERNAL, "pipe2: %s", strerror(errno));
+    rc = vmop_proc_spawn(bin, argv, a->log, &pid, &outfd, err);
+    if (rc)
         goto out;
-    }
-    nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    logfd = open(a->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (nullfd < 0 || logfd < 0) {
-        rc = vmop_fail(err, VMOP_E_INTERNAL, "open: %s", strerror(errno));
-        goto out;
-    }
-    pid = fork();
-    if (pid < 0) {
-        rc = vmop_fail(err, VMOP_E_INTERNAL, "fork: %s", strerror(errno));
-        goto out;
-    }
-    if (pid == 0) {
-        /* child: async-signal-safe calls only */
-        sigset_t none;
-        struct sigaction dfl;
-        memset(&dfl, 0, sizeof(dfl));
-        dfl.sa_handler = SIG_DFL;
-        sigaction(SIGTERM, &dfl, NULL);
-        sigaction(SIGINT, &dfl, NULL);
-        sigaction(SIGPIPE, &dfl, NULL);
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
-            _exit(126);
-        if (dup2(pfd[1], STDOUT_FILENO) < 0 || dup2(nullfd, STDIN_FILENO) < 0 ||
-            dup2(logfd, STDERR_FILENO) < 0)
-            _exit(126);
-        execv(bin, argv);
-        _exit(127);
-    }
-    close(pfd[1]);
-    pfd[1] = -1;
-    rc = read_ready_line(pfd[0], pid, o->start_timeout_ms ? o->start_timeout_ms : START_TIMEOUT_MS,
-                         &line, err);
+    rc = vmop_proc_read_line(outfd, pid, "kube-testapi",
+                             o->start_timeout_ms ? o->start_timeout_ms : START_TIMEOUT_MS, &line,
+                             &reaped, err);
+    if (reaped)
+        pid = -1;
     if (rc)
         goto out;
     ready = cJSON_Parse(vbuf_str(&line));
@@ -264,21 +158,15 @@ vmop_rc apiserver_start(const struct apiserver_opts *opts, struct apiserver **re
     pid = -1;
 out:
     if (pid > 0)
-        kill_and_reap(pid);
+        vmop_proc_kill(pid);
     if (a) {
         if (a->dir)
             remove_dir(a->dir);
         free_server(a);
     }
     cJSON_Delete(ready);
-    if (pfd[0] >= 0)
-        close(pfd[0]);
-    if (pfd[1] >= 0)
-        close(pfd[1]);
-    if (logfd >= 0)
-        close(logfd);
-    if (nullfd >= 0)
-        close(nullfd);
+    if (outfd >= 0)
+        close(outfd);
     vbuf_free_secure(&line);
     return rc;
 }
@@ -288,14 +176,8 @@ vmop_rc apiserver_stop(struct apiserver *a, struct vmop_err *err)
     vmop_rc rc = VMOP_OK;
     if (!a)
         return VMOP_OK;
-    if (a->pid > 0) {
-        kill(a->pid, SIGTERM);
-        if (!reap(a->pid, STOP_TIMEOUT_MS, NULL)) {
-            kill_and_reap(a->pid);
-            rc = vmop_fail(err, VMOP_E_TIMEOUT, "kube-testapi (pid %d) ignored SIGTERM; killed",
-                           (int)a->pid);
-        }
-    }
+    if (a->pid > 0)
+        rc = vmop_proc_stop(a->pid, "kube-testapi", STOP_TIMEOUT_MS, err);
     if (a->dir && !getenv("VMOP_TESTAPI_KEEP"))
         remove_dir(a->dir);
     free_server(a);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "harness.h"
 #include "vbuf.h"
 
@@ -647,10 +648,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    int failed;
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vmop_check_run(suite());
 }

@@ -59,68 +59,82 @@ START_TEST(required_and_single_message)
 }
 END_TEST
 
+/* One object under VM_SCHEMA and the whole 422 message it must produce. */
+struct invalid_case {
+    const char *obj;
+    const char *want;
+};
+
+#define INVALID "VirtualMachine.example.com \"vm0\" is invalid: "
+
+static void assert_invalid_cases(const struct invalid_case *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ASSERT_INVALID(VM_SCHEMA, c[i].obj, NULL, c[i].want);
+}
+
 START_TEST(numbers)
 {
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'a','cpu':0}"), NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: spec.cpu: Invalid value: 0: "
-                   "spec.cpu in body should be greater than or equal to 1");
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'a','cpu':65}"), NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: spec.cpu: Invalid value: 65: "
-                   "spec.cpu in body should be less than or equal to 64");
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'a','ratio':0.5}"), NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: spec.ratio: Invalid value: 0.5: "
-                   "spec.ratio in body should be greater than 0.5");
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'a','cpu':1.5}"), NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: spec.cpu: Invalid value: "
-                   "\"number\": spec.cpu in body must be of type integer: \"number\"");
+    static const struct invalid_case cases[] = {
+        {OBJ("{'className':'a','cpu':0}"), INVALID
+         "spec.cpu: Invalid value: 0: spec.cpu in body should be greater than or equal to 1"},
+        {OBJ("{'className':'a','cpu':65}"), INVALID
+         "spec.cpu: Invalid value: 65: spec.cpu in body should be less than or equal to 64"},
+        {OBJ("{'className':'a','ratio':0.5}"),
+         INVALID "spec.ratio: Invalid value: 0.5: spec.ratio in body should be greater than 0.5"},
+        {OBJ("{'className':'a','cpu':1.5}"),
+         INVALID "spec.cpu: Invalid value: \"number\": spec.cpu in body must be of type integer: "
+                 "\"number\""},
+    };
+    assert_invalid_cases(cases, sizeof(cases) / sizeof(cases[0]));
 }
 END_TEST
 
 START_TEST(types_and_strings)
 {
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'a','cpu':'two'}"), NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: spec.cpu: Invalid value: "
-                   "\"string\": spec.cpu in body must be of type integer: \"string\"");
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'a','mem':true}"), NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: spec.mem: Invalid value: "
-                   "\"boolean\": spec.mem in body must be of type integer,string: \"boolean\"");
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'toolongname'}"), NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: spec.className: Too long: may "
-                   "not be more than 8 bytes");
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'Ab'}"), NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: spec.className: Invalid value: "
-                   "\"Ab\": spec.className in body should match '^[a-z][a-z0-9-]*$'");
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'a','powerState':'Off'}"), NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: spec.powerState: Unsupported "
-                   "value: \"Off\": supported values: \"PoweredOn\", \"PoweredOff\"");
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'a','id':'nope'}"), NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: spec.id: Invalid value: "
-                   "\"nope\": spec.id in body must be of type uuid: \"nope\"");
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'a','when':'yesterday'}"), NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: spec.when: Invalid value: "
-                   "\"yesterday\": spec.when in body must be of type date-time: \"yesterday\"");
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'a','labels':{'k':'v'}}"), NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: spec.labels.k: Invalid value: "
-                   "\"v\": spec.labels.k in body should be at least 2 chars long");
+    static const struct invalid_case cases[] = {
+        {OBJ("{'className':'a','cpu':'two'}"),
+         INVALID "spec.cpu: Invalid value: \"string\": spec.cpu in body must be of type integer: "
+                 "\"string\""},
+        {OBJ("{'className':'a','mem':true}"),
+         INVALID "spec.mem: Invalid value: \"boolean\": spec.mem in body must be of type "
+                 "integer,string: \"boolean\""},
+        {OBJ("{'className':'toolongname'}"),
+         INVALID "spec.className: Too long: may not be more than 8 bytes"},
+        {OBJ("{'className':'Ab'}"),
+         INVALID "spec.className: Invalid value: \"Ab\": spec.className in body should match "
+                 "'^[a-z][a-z0-9-]*$'"},
+        {OBJ("{'className':'a','powerState':'Off'}"),
+         INVALID "spec.powerState: Unsupported value: \"Off\": supported values: \"PoweredOn\", "
+                 "\"PoweredOff\""},
+        {OBJ("{'className':'a','id':'nope'}"),
+         INVALID "spec.id: Invalid value: \"nope\": spec.id in body must be of type uuid: "
+                 "\"nope\""},
+        {OBJ("{'className':'a','when':'yesterday'}"),
+         INVALID "spec.when: Invalid value: \"yesterday\": spec.when in body must be of type "
+                 "date-time: \"yesterday\""},
+        {OBJ("{'className':'a','labels':{'k':'v'}}"),
+         INVALID "spec.labels.k: Invalid value: \"v\": spec.labels.k in body should be at least 2 "
+                 "chars long"},
+    };
+    assert_invalid_cases(cases, sizeof(cases) / sizeof(cases[0]));
 }
 END_TEST
 
 START_TEST(arrays_and_list_types)
 {
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'a','tags':['a','b','c']}"), NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: spec.tags: Too many: 3: must "
-                   "have at most 2 items");
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'a','tags':['a','a']}"), NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: spec.tags[1]: Duplicate value: "
-                   "\"a\"");
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'a','disks':[{'name':'a'},{'name':'a','size':0}]}"),
-                   NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: [spec.disks[1].size: Invalid "
-                   "value: 0: spec.disks[1].size in body should be greater than or equal to 1, "
-                   "spec.disks[1]: Duplicate value: map[string]interface {}{\"name\":\"a\"}]");
-    ASSERT_INVALID(VM_SCHEMA, OBJ("{'className':'a','disks':[{'size':2}]}"), NULL,
-                   "VirtualMachine.example.com \"vm0\" is invalid: spec.disks[0].name: Required "
-                   "value");
+    static const struct invalid_case cases[] = {
+        {OBJ("{'className':'a','tags':['a','b','c']}"),
+         INVALID "spec.tags: Too many: 3: must have at most 2 items"},
+        {OBJ("{'className':'a','tags':['a','a']}"), INVALID "spec.tags[1]: Duplicate value: \"a\""},
+        {OBJ("{'className':'a','disks':[{'name':'a'},{'name':'a','size':0}]}"),
+         INVALID "[spec.disks[1].size: Invalid value: 0: spec.disks[1].size in body should be "
+                 "greater than or equal to 1, spec.disks[1]: Duplicate value: "
+                 "map[string]interface {}{\"name\":\"a\"}]"},
+        {OBJ("{'className':'a','disks':[{'size':2}]}"),
+         INVALID "spec.disks[0].name: Required value"},
+    };
+    assert_invalid_cases(cases, sizeof(cases) / sizeof(cases[0]));
 }
 END_TEST
 

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "check_main.h"
 #include "schema.h"
 
 /* Parses JSON written with ' for " (test literals); aborts the test when it does not parse. */
@@ -65,12 +66,7 @@ static inline char *validate_msg(const char *schema, const char *obj, const char
 
 static inline int run_suite(Suite *s)
 {
-    SRunner *r = srunner_create(s);
-    int failed;
-    srunner_run_all(r, CK_NORMAL);
-    failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return vmop_check_run(s);
 }
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "vbuf.h"
 #include "vmop_err.h"
 
@@ -63,9 +64,5 @@ int main(void)
     tcase_add_test(tc, vbuf_grows_and_caps);
     tcase_add_test(tc, vbuf_xml_escaping);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vmop_check_run(s);
 }

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "kube_client.h"
 #include "kube_events.h"
 #include "kube_informer.h"
@@ -707,10 +708,7 @@ int main(void)
     struct vmop_err err = {0};
     if (kube_global_init(&err) != VMOP_OK)
         return EXIT_FAILURE;
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int status = vmop_check_run(suite());
     kube_global_cleanup();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return status;
 }

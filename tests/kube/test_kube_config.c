@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "kube_config.h"
 #include "kube_util.h"
 #include "kube_yaml.h"
@@ -366,9 +367,5 @@ int main(void)
 {
     const char *d = getenv("KUBE_TESTDATA");
     snprintf(datadir, sizeof(datadir), "%s", d ? d : "testdata/kube");
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return vmop_check_run(suite());
 }

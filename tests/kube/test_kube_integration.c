@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
+#include "wait.h"
 #include "harness.h"
 #include "kube_client.h"
 #include "kube_events.h"
@@ -63,16 +65,6 @@ static void faults(struct kube_client *c, const char *json)
                                strlen(json), NULL, NULL, NULL, &err) == VMOP_OK,
                   "faults: %s", err.msg);
 }
-
-/* bounded polling helper */
-#define WAIT_UNTIL(cond, ms)                                                                       \
-    do {                                                                                           \
-        int64_t end_ = kube_mono_ms() + (ms);                                                      \
-        int ok_;                                                                                   \
-        while (!(ok_ = (cond)) && kube_mono_ms() < end_)                                           \
-            kube_sleep_ms(10, NULL);                                                               \
-        ck_assert_msg(ok_, "timed out waiting for " #cond);                                        \
-    } while (0)
 
 START_TEST(tls_token_and_crud)
 {
@@ -670,10 +662,7 @@ int main(void)
     struct vmop_err err = {0};
     if (kube_global_init(&err) != VMOP_OK)
         return EXIT_FAILURE;
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int status = vmop_check_run(suite());
     kube_global_cleanup();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return status;
 }

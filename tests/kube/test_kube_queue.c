@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "check_main.h"
 #include "kube_queue.h"
 #include "kube_util.h"
 
@@ -319,9 +320,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return vmop_check_run(suite());
 }

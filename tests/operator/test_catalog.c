@@ -10,6 +10,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "check_main.h"
+#include "test_file.h"
 #include "api_ferr.h"
 #include "api_image.h"
 #include "catalog.h"
@@ -26,21 +28,9 @@
 
 static char *read_file(const char *path, size_t *ret_len)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
+    char *buf = vmop_test_slurpf(ret_len, "%s", path);
 
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-    n = ftell(f);
-    ck_assert(n > 0);
-    rewind(f);
-    buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    *ret_len = (size_t)n;
+    ck_assert(*ret_len > 0);
     return buf;
 }
 
@@ -778,8 +768,6 @@ int main(void)
 {
     Suite *s = suite_create("catalog");
     TCase *objs = tcase_create("objects"), *d = tcase_create("diff");
-    SRunner *sr;
-    int failed;
 
     tcase_add_test(objs, naming);
     tcase_add_test(objs, ovf_image_shape);
@@ -798,9 +786,5 @@ int main(void)
     tcase_add_test(d, diff_bad_input);
     suite_add_tcase(s, objs);
     suite_add_tcase(s, d);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return vmop_check_run(s);
 }

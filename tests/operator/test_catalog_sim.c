@@ -16,6 +16,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "check_main.h"
+#include "test_file.h"
 #include "catalog.h"
 #include "catalog_vc.h"
 #include "vcsim_harness.h"
@@ -44,24 +46,7 @@ static struct vim_client *client_for(const char *url)
 
 static char *read_testdata(const char *name, size_t *ret_len)
 {
-    char path[1024];
-    FILE *f;
-    char *buf;
-    long n;
-
-    snprintf(path, sizeof(path), "%s/testdata/ovf/%s", getenv("VMOP_SOURCE_ROOT"), name);
-    f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    *ret_len = (size_t)n;
-    return buf;
+    return vmop_test_slurpf(ret_len, "%s/testdata/ovf/%s", getenv("VMOP_SOURCE_ROOT"), name);
 }
 
 static const struct cat_scan_entry *entry_named(const struct cat_scan *s, const char *name)
@@ -473,20 +458,14 @@ END_TEST
 int main(void)
 {
     struct vcsim_opts o = {.no_autostart = 1, .no_guest_ip = 1, .vms = VCSIM_NONE};
-    struct vmop_err err = {0};
     Suite *s = suite_create("catalog_sim");
     TCase *tc = tcase_create("scan");
-    SRunner *sr;
-    int failed;
 
     if (!getenv("VMOP_SOURCE_ROOT")) {
         fprintf(stderr, "VMOP_SOURCE_ROOT is not set\n");
         return EXIT_FAILURE;
     }
-    if (vcsim_start(&o, &sim, &err) != VMOP_OK) {
-        fprintf(stderr, "cannot start the simulator: %s\n", err.msg);
-        return EXIT_FAILURE;
-    }
+    sim = vcsim_start_or_exit(&o);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, seeded_images);
     tcase_add_test(tc, cluster_images_and_library_by_id);
@@ -495,10 +474,7 @@ int main(void)
     tcase_add_test(tc, descriptor_download_and_cap);
     tcase_add_test(tc, dead_vcenter_fails_the_scan);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    vcsim_stop(sim, &err);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    int status = vmop_check_run(s);
+    vcsim_stop_or_warn(sim);
+    return status;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "endpoints.h"
 
 static cJSON *vmsvc(const char *type)
@@ -365,9 +366,5 @@ int main(void)
     tcase_add_test(tc, relabel_leaves_selection);
     tcase_add_test(tc, differs_ignores_server_fields_and_merge_keeps_them);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return vmop_check_run(s);
 }

@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "check_main.h"
 #include "guestinfo.h"
 
 static const char *const addrs[] = {"192.168.10.5/24"};
@@ -177,9 +178,5 @@ int main(void)
     tcase_add_test(tc, userdata_forms);
     tcase_add_test(tc, userdata_limits);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vmop_check_run(s);
 }

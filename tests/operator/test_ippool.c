@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "check_main.h"
 #include "ippool.h"
 
 #define NET_PREFIX                                                                                 \
@@ -702,8 +703,6 @@ int main(void)
 {
     Suite *s = suite_create("ippool");
     TCase *tc = tcase_create("ippool");
-    int failed;
-    SRunner *sr;
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, pool_parse_ok);
     tcase_add_loop_test(tc, pool_parse_errors, 0, (int)(sizeof(bad_pools) / sizeof(bad_pools[0])));
@@ -720,9 +719,5 @@ int main(void)
     tcase_add_test(tc, concurrent_no_duplicates);
     tcase_add_test(tc, restart_from_annotations);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return vmop_check_run(s);
 }

@@ -6,30 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
+#include "test_file.h"
 #include "ovf.h"
 
 static char *read_testdata(const char *name, size_t *ret_len)
 {
     const char *dir = getenv("VMOP_TESTDATA");
-    char path[1024];
-    FILE *f;
     char *buf;
-    long n;
 
     ck_assert_msg(dir != NULL, "VMOP_TESTDATA is not set");
-    snprintf(path, sizeof(path), "%s/ovf/%s", dir, name);
-    f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-    n = ftell(f);
-    ck_assert(n > 0);
-    rewind(f);
-    buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    *ret_len = (size_t)n;
+    buf = vmop_test_slurpf(ret_len, "%s/ovf/%s", dir, name);
+    ck_assert(*ret_len > 0);
     return buf;
 }
 
@@ -340,8 +328,6 @@ int main(void)
 {
     Suite *s = suite_create("ovf");
     TCase *tc = tcase_create("parse");
-    SRunner *sr;
-    int failed;
 
     tcase_add_test(tc, seeded_descriptor);
     tcase_add_test(tc, efi_descriptor);
@@ -351,9 +337,5 @@ int main(void)
     tcase_add_test(tc, entities_refused);
     tcase_add_test(tc, caps);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return vmop_check_run(s);
 }

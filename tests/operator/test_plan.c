@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "check_main.h"
 #include "guestinfo.h"
 #include "plan.h"
 
@@ -545,9 +546,5 @@ int main(void)
     tcase_add_test(tc, delete_plans);
     tcase_add_test(tc, names);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vmop_check_run(s);
 }

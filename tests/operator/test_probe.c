@@ -15,29 +15,10 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "check_main.h"
+#include "wait.h"
+#include "clock.h"
 #include "probe.h"
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-#define WAIT_UNTIL(cond, ms)                                                                       \
-    do {                                                                                           \
-        int64_t end_ = now_ms() + (ms);                                                            \
-        int ok_;                                                                                   \
-        while (!(ok_ = (cond)) && now_ms() < end_)                                                 \
-            sleep_ms(5);                                                                           \
-        ck_assert_msg(ok_, "timed out waiting for " #cond);                                        \
-    } while (0)
 
 static struct api_vm *vm_with_probe(const char *probe_json)
 {
@@ -265,7 +246,7 @@ START_TEST(prober_listen_and_closed)
     ck_assert_str_eq(t.last_key, "ns/up");
     pthread_mutex_unlock(&t.mu);
     /* a steady result is not a transition */
-    sleep_ms(1200);
+    vmop_test_sleep_ms(1200);
     ck_assert_int_eq(count_of(&t, 0), 2);
     ck_assert_int_eq(count_of(&t, 1), 1);
 
@@ -306,10 +287,10 @@ START_TEST(prober_timeout)
     struct pollfd pfd = {.fd = fill[0], .events = POLLOUT};
     ck_assert_int_eq(poll(&pfd, 1, 2000), 1);
     ck_assert_int_eq(prober_new(2, NULL, NULL, &p, &err), VMOP_OK);
-    int64_t t0 = now_ms();
+    int64_t t0 = vmop_test_now_ms();
     ck_assert_int_eq(prober_set(p, "ns/slow", "127.0.0.1", port, 30, 1, &err), VMOP_OK);
     WAIT_UNTIL(prober_result(p, "ns/slow") == PROBE_TCP_FAIL, 5000);
-    int64_t took = now_ms() - t0;
+    int64_t took = vmop_test_now_ms() - t0;
     ck_assert_msg(took >= 900 && took < 4000, "timeout after %lld ms", (long long)took);
     struct prober_stats st;
     prober_get_stats(p, &st);
@@ -334,15 +315,15 @@ START_TEST(prober_bounded_1000)
         snprintf(key, sizeof(key), "ns/vm-%04d", i);
         ck_assert_int_eq(prober_set(p, key, "127.0.0.1", port, 60, 5, &err), VMOP_OK);
     }
-    int64_t end = now_ms() + 20000;
-    while (n_ok < 1000 && now_ms() < end) {
+    int64_t end = vmop_test_now_ms() + 20000;
+    while (n_ok < 1000 && vmop_test_now_ms() < end) {
         n_ok = 0;
         for (int i = 0; i < 1000; i++) {
             snprintf(key, sizeof(key), "ns/vm-%04d", i);
             n_ok += prober_result(p, key) == PROBE_TCP_OK;
         }
         if (n_ok < 1000)
-            sleep_ms(20);
+            vmop_test_sleep_ms(20);
     }
     ck_assert_int_eq(n_ok, 1000);
     prober_get_stats(p, &st);
@@ -369,9 +350,5 @@ int main(void)
     tcase_add_test(pr, prober_timeout);
     tcase_add_test(pr, prober_bounded_1000);
     suite_add_tcase(s, pr);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return vmop_check_run(s);
 }

@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "check_main.h"
 #include "resolve.h"
 
 #define BIOS "0b7f5a3e-7a44-4f4a-9d0e-3f2c1a9b8c7d"
@@ -427,9 +428,5 @@ int main(void)
     tcase_add_test(tc, every_problem_reported_at_once);
     tcase_add_test(tc, references_listed);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vmop_check_run(s);
 }

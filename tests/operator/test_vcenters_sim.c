@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "check_main.h"
 #include "api_admin.h"
 #include "vcenters.h"
 #include "vcsim_harness.h"
@@ -113,16 +114,9 @@ int main(void)
 {
     Suite *s = suite_create("vcenters");
     TCase *tc = tcase_create("sim");
-    SRunner *sr;
-    int nf;
     tcase_add_unchecked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, shared_rebuilt_and_auth);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK); /* the simulator belongs to this thread */
-    srunner_run_all(sr, CK_NORMAL);
-    nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf == 0 ? 0 : 1;
+    return vmop_check_run_nofork(s);
 }

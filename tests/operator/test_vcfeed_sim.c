@@ -17,25 +17,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "check_main.h"
+#include "clock.h"
 #include "vcfeed.h"
 #include "vcsim_harness.h"
 
 #define BOUND_MS 5000L
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    nanosleep(&ts, NULL);
-}
 
 /* ---- what the feed enqueued ---- */
 
@@ -112,12 +99,12 @@ static int rec_total(struct rec *r)
 /* Polls until key's count exceeds `above`; returns the time it took, or -1. */
 static long wait_key(struct rec *r, const char *key, int above, long bound_ms)
 {
-    long long t0 = now_ms();
+    long long t0 = vmop_test_now_ms();
 
-    while (now_ms() - t0 <= bound_ms) {
+    while (vmop_test_now_ms() - t0 <= bound_ms) {
         if (rec_count(r, key) > above)
-            return (long)(now_ms() - t0);
-        sleep_ms(20);
+            return (long)(vmop_test_now_ms() - t0);
+        vmop_test_sleep_ms(20);
     }
     return -1;
 }
@@ -127,15 +114,15 @@ typedef int (*stats_pred)(const struct vcfeed_stats *st, const void *arg);
 static int wait_stats(struct vcfeed *f, stats_pred pred, const void *arg, long bound_ms,
                       struct vcfeed_stats *ret_st)
 {
-    long long t0 = now_ms();
+    long long t0 = vmop_test_now_ms();
 
     for (;;) {
         vcfeed_stats(f, ret_st);
         if (pred(ret_st, arg))
             return 1;
-        if (now_ms() - t0 > bound_ms)
+        if (vmop_test_now_ms() - t0 > bound_ms)
             return 0;
-        sleep_ms(20);
+        vmop_test_sleep_ms(20);
     }
 }
 
@@ -221,7 +208,7 @@ static void clone_vm(struct vim_client *c, const struct vcsim *sim, const char *
 /* Waits until the guest player gave vm an address. */
 static void wait_ip(struct vim_client *c, const struct vim_moref *vm)
 {
-    long long t0 = now_ms();
+    long long t0 = vmop_test_now_ms();
 
     for (;;) {
         struct vim_vm *v = NULL;
@@ -232,8 +219,8 @@ static void wait_ip(struct vim_client *c, const struct vim_moref *vm)
         vim_vm_free(v);
         if (has)
             return;
-        ck_assert_msg(now_ms() - t0 < 10000, "no guest IP after 10 s");
-        sleep_ms(50);
+        ck_assert_msg(vmop_test_now_ms() - t0 < 10000, "no guest IP after 10 s");
+        vmop_test_sleep_ms(50);
     }
 }
 
@@ -260,10 +247,10 @@ static struct vcfeed *feed_start(struct vim_client *c, const char *const *contai
 
 static long stop_timed(struct vcfeed *f)
 {
-    long long t0 = now_ms();
+    long long t0 = vmop_test_now_ms();
 
     vcfeed_stop(f);
-    return (long)(now_ms() - t0);
+    return (long)(vmop_test_now_ms() - t0);
 }
 
 /* ---- tests ---- */
@@ -304,7 +291,7 @@ START_TEST(test_events)
 
     /* No storm while nothing changes. */
     before = rec_total(&r);
-    sleep_ms(2000);
+    vmop_test_sleep_ms(2000);
     ck_assert_int_eq(rec_total(&r), before);
     ck_assert_int_eq(r.n, 2);
 
@@ -447,7 +434,7 @@ START_TEST(test_restart)
         struct vmop_err err = {0};
         if (vcsim_start(&so2, &sim, &err) != VMOP_OK) {
             printf("vcfeed: restart attempt %d: %s\n", i, err.msg);
-            sleep_ms(250);
+            vmop_test_sleep_ms(250);
         }
     }
     ck_assert_ptr_nonnull(sim);
@@ -496,21 +483,21 @@ START_TEST(test_idle_cost)
     vim_entity_list_free(&l);
     f = feed_start(fc, containers, NULL, &r, 30, 0);
     /* Settle: the first set read, then no batch for 2 s (the guest player publishing IPs). */
-    t0 = now_ms();
+    t0 = vmop_test_now_ms();
     for (;;) {
         vcfeed_stats(f, &st);
         batches = st.batches;
-        sleep_ms(2000);
+        vmop_test_sleep_ms(2000);
         vcfeed_stats(f, &st);
         if (st.resyncs >= 1 && st.batches == batches)
             break;
-        ck_assert_msg(now_ms() - t0 < 30000, "feed did not settle");
+        ck_assert_msg(vmop_test_now_ms() - t0 < 30000, "feed did not settle");
     }
     vim_client_stats(fc, &s0);
     printf("vcfeed: start-up cost: %llu SOAP calls (%llu name reads, %llu updates)\n",
            (unsigned long long)s0.soap_calls, (unsigned long long)st.name_reads,
            (unsigned long long)st.updates);
-    sleep_ms(window_s * 1000);
+    vmop_test_sleep_ms(window_s * 1000);
     vim_client_stats(fc, &s1);
     vcfeed_stats(f, &st1);
     printf("vcfeed: idle: %llu SOAP calls in %ld s (%.1f per minute), %llu enqueued\n",
@@ -542,11 +529,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *r = srunner_create(suite());
-    int failed;
-
-    srunner_run_all(r, CK_NORMAL);
-    failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return vmop_check_run(suite());
 }

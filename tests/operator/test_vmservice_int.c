@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
+#include "wait.h"
 #include "endpoints.h"
 #include "harness.h"
 #include "kube_client.h"
@@ -17,15 +19,6 @@
 #include "vmservice.h"
 
 #define NS "default"
-
-#define WAIT_UNTIL(cond, ms)                                                                       \
-    do {                                                                                           \
-        int64_t end_ = kube_mono_ms() + (ms);                                                      \
-        int ok_;                                                                                   \
-        while (!(ok_ = (cond)) && kube_mono_ms() < end_)                                           \
-            kube_sleep_ms(20, NULL);                                                               \
-        ck_assert_msg(ok_, "timed out waiting for " #cond);                                        \
-    } while (0)
 
 static struct apiserver *srv;
 static struct kube_client *kc;
@@ -305,10 +298,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, service_lifecycle);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int status = vmop_check_run(s);
     kube_global_cleanup();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return status;
 }

@@ -23,6 +23,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "check_main.h"
 #include "guestinfo.h"
 #include "imgcache.h"
 #include "vcsim_harness.h"
@@ -36,11 +37,8 @@ static struct vcsim *sim;
 static void sim_setup(void)
 {
     struct vcsim_opts o = {.vms = VCSIM_NONE, .no_autostart = 1};
-    struct vmop_err err = {0};
-    if (vcsim_start(&o, &sim, &err) != VMOP_OK) {
-        fprintf(stderr, "vcsim_start: %s\n", err.msg);
-        abort();
-    }
+
+    sim = vcsim_start_or_exit(&o);
 }
 
 static void sim_teardown(void)
@@ -596,9 +594,5 @@ int main(void)
     tcase_add_test(tc, missing_pool_fails_nothing_created);
     tcase_add_test(tc, min_host_mhz);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return vmop_check_run(s);
 }

@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_main.h"
+#include "clock.h"
 #include "vbuf.h"
 #include "vcsim_harness.h"
 
@@ -226,25 +228,17 @@ static void vm_prop(struct soap *s, const char *vm, const char *prop, char *out,
     free(r);
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Polls a VM property until it is non-empty and differs from `unlike` (NULL: any), bounded. */
 static void wait_prop(struct soap *s, const char *vm, const char *prop, const char *want, char *out,
                       size_t n)
 {
-    long long deadline = now_ms() + 15000;
+    long long deadline = vmop_test_now_ms() + 15000;
 
     for (;;) {
         vm_prop(s, vm, prop, out, n);
         if (*out && (!want || strcmp(out, want) == 0))
             return;
-        ck_assert_msg(now_ms() < deadline, "%s of %s is '%s', want '%s'", prop, vm, out,
+        ck_assert_msg(vmop_test_now_ms() < deadline, "%s of %s is '%s', want '%s'", prop, vm, out,
                       want ? want : "(any)");
         poll(NULL, 0, 50);
     }
@@ -308,6 +302,13 @@ static struct vcsim *start_ok(const struct vcsim_opts *o)
     return sim;
 }
 
+#define RETRIEVE_SERVICE_CONTENT                                                                   \
+    "<RetrieveServiceContent xmlns=\"urn:vim25\"><_this type=\"ServiceInstance\">ServiceInstance"  \
+    "</_this></RetrieveServiceContent>"
+#define CURRENT_TIME                                                                               \
+    "<CurrentTime xmlns=\"urn:vim25\"><_this type=\"ServiceInstance\">ServiceInstance</_this>"     \
+    "</CurrentTime>"
+
 static void check_service_content(const struct vcsim *sim)
 {
     struct soap s;
@@ -315,11 +316,7 @@ static void check_service_content(const struct vcsim *sim)
     long st;
 
     soap_open(&s, sim);
-    st = soap_call(&s,
-                   "<RetrieveServiceContent xmlns=\"urn:vim25\"><_this "
-                   "type=\"ServiceInstance\">ServiceInstance"
-                   "</_this></RetrieveServiceContent>",
-                   &r);
+    st = soap_call(&s, RETRIEVE_SERVICE_CONTENT, &r);
     ck_assert_int_eq(st, 200);
     ck_assert_ptr_nonnull(strstr(r, "urn:vim25"));
     ck_assert_ptr_nonnull(strstr(r, "VirtualCenter"));
@@ -426,11 +423,7 @@ START_TEST(test_tls)
 
     soap_open(&s, sim);
     curl_easy_setopt(s.h, CURLOPT_CERTINFO, 1L);
-    st = soap_call(&s,
-                   "<RetrieveServiceContent xmlns=\"urn:vim25\"><_this "
-                   "type=\"ServiceInstance\">ServiceInstance"
-                   "</_this></RetrieveServiceContent>",
-                   &r);
+    st = soap_call(&s, RETRIEVE_SERVICE_CONTENT, &r);
     ck_assert_int_eq(st, 200);
     ck_assert_ptr_nonnull(strstr(r, "urn:vim25"));
     free(r);
@@ -495,15 +488,16 @@ START_TEST(test_parent_death)
     ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     ck_assert_int_gt(sim_pid, 0);
 
-    deadline = now_ms() + 15000;
+    deadline = vmop_test_now_ms() + 15000;
     while (!process_gone(sim_pid)) {
-        ck_assert_msg(now_ms() < deadline, "launcher %d outlived its parent", (int)sim_pid);
+        ck_assert_msg(vmop_test_now_ms() < deadline, "launcher %d outlived its parent",
+                      (int)sim_pid);
         poll(NULL, 0, 20);
     }
     /* It got SIGTERM (not SIGKILL), so it removed its datastore dir. */
-    deadline = now_ms() + 5000;
+    deadline = vmop_test_now_ms() + 5000;
     while (dir_exists(dir)) {
-        ck_assert_msg(now_ms() < deadline, "datastore dir %s left behind", dir);
+        ck_assert_msg(vmop_test_now_ms() < deadline, "datastore dir %s left behind", dir);
         poll(NULL, 0, 20);
     }
 }
@@ -635,7 +629,7 @@ START_TEST(test_pool_address)
     free(r);
 
     vm_task(&s, "PowerOnVM_Task", vm);
-    deadline = now_ms() + 20000;
+    deadline = vmop_test_now_ms() + 20000;
     for (;;) {
         st = soap_callf(
             &s, &r,
@@ -649,7 +643,7 @@ START_TEST(test_pool_address)
             break;
         xml_text_after(r, NULL, "version", version, sizeof(version));
         free(r);
-        ck_assert_msg(now_ms() < deadline, "no guest.ipAddress update after power-on");
+        ck_assert_msg(vmop_test_now_ms() < deadline, "no guest.ipAddress update after power-on");
     }
     free(r);
     vm_prop(&s, vm, "guest.ipAddress", val, sizeof(val));
@@ -675,33 +669,21 @@ START_TEST(test_delay_and_idle)
     long st;
 
     soap_open(&s, sim);
-    t0 = now_ms();
-    st = soap_call(&s,
-                   "<RetrieveServiceContent xmlns=\"urn:vim25\"><_this "
-                   "type=\"ServiceInstance\">ServiceInstance"
-                   "</_this></RetrieveServiceContent>",
-                   &r);
+    t0 = vmop_test_now_ms();
+    st = soap_call(&s, RETRIEVE_SERVICE_CONTENT, &r);
     ck_assert_int_eq(st, 200);
-    ck_assert_int_ge(now_ms() - t0, 400);
+    ck_assert_int_ge(vmop_test_now_ms() - t0, 400);
     free(r);
 
     soap_login(&s, "user", "pass", 200);
-    st = soap_call(
-        &s,
-        "<CurrentTime xmlns=\"urn:vim25\"><_this type=\"ServiceInstance\">ServiceInstance</_this>"
-        "</CurrentTime>",
-        &r);
+    st = soap_call(&s, CURRENT_TIME, &r);
     ck_assert_int_eq(st, 200);
     free(r);
     /* Idle for more than two watch periods (the simulator checks every timeout interval). */
-    t0 = now_ms();
-    while (now_ms() - t0 < 1600)
+    t0 = vmop_test_now_ms();
+    while (vmop_test_now_ms() - t0 < 1600)
         poll(NULL, 0, 100);
-    st = soap_call(
-        &s,
-        "<CurrentTime xmlns=\"urn:vim25\"><_this type=\"ServiceInstance\">ServiceInstance</_this>"
-        "</CurrentTime>",
-        &r);
+    st = soap_call(&s, CURRENT_TIME, &r);
     ck_assert_int_eq(st, 500);
     ck_assert_ptr_nonnull(strstr(r, "NotAuthenticated"));
     free(r);
@@ -748,14 +730,9 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
 
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    sr = srunner_create(suite());
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int status = vmop_check_run(suite());
     curl_global_cleanup();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return status;
 }

@@ -1,25 +1,20 @@
 /* vcsim_harness.c: runs vcsim-launcher as a child process and parses its ready line.
  *
- * Owns: argv building, fork/exec with PR_SET_PDEATHSIG, the bounded wait for the JSON line on the
- * child's stdout, the cJSON parse into struct vcsim, and the SIGTERM/SIGKILL stop. See
- * vcsim_harness.h.
+ * Owns: argv building and the cJSON parse of the ready line into struct vcsim. The child process
+ * itself (fork/exec, the bounded wait for the line, the SIGTERM/SIGKILL stop) is
+ * tests/common/proc.h. See vcsim_harness.h.
  */
 #include "vcsim_harness.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "proc.h"
 #include "vbuf.h"
 
 #define VCSIM_READY_MAX       ((size_t)1 << 20) /* the ready line is a few KB */
@@ -111,105 +106,6 @@ static int build_args(const struct vcsim_opts *o, const char *launcher, struct a
     for (size_t i = 0; o->extra_args && o->extra_args[i]; i++)
         args_add(a, o->extra_args[i]);
     return a->failed ? -1 : 0;
-}
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Reaps pid within timeout_ms (0: just check). Returns 1 when reaped, 0 when still running. */
-static int reap(pid_t pid, int timeout_ms, int *ret_status)
-{
-    long long deadline = now_ms() + timeout_ms;
-
-    for (;;) {
-        int st = 0;
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid) {
-            if (ret_status)
-                *ret_status = st;
-            return 1;
-        }
-        if (r < 0 && errno != EINTR)
-            return 1; /* not our child any more (ECHILD): nothing left to wait for */
-        if (now_ms() >= deadline)
-            return 0;
-        poll(NULL, 0, 10);
-    }
-}
-
-static void kill_and_reap(pid_t pid)
-{
-    kill(pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-}
-
-static void describe_status(char *buf, size_t n, int st)
-{
-    if (WIFEXITED(st))
-        snprintf(buf, n, "exit status %d", WEXITSTATUS(st));
-    else if (WIFSIGNALED(st))
-        snprintf(buf, n, "signal %d", WTERMSIG(st));
-    else
-        snprintf(buf, n, "status 0x%x", (unsigned)st);
-}
-
-/* Reads the child's stdout until a newline, EOF or the deadline. *reaped becomes 1 when the child
- * exited and was waited for (its pid must not be signalled any more). */
-static vmop_rc read_ready_line(int fd, pid_t pid, unsigned timeout_ms, struct vbuf *line,
-                               int *reaped, struct vmop_err *err)
-{
-    long long deadline = now_ms() + timeout_ms;
-    char buf[4096];
-
-    for (;;) {
-        long long left = deadline - now_ms();
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int r;
-        ssize_t n;
-
-        if (left <= 0)
-            return vmop_fail(err, VMOP_E_TIMEOUT,
-                             "vcsim-launcher (pid %d) printed no ready line within %u ms", (int)pid,
-                             timeout_ms);
-        r = poll(&p, 1, left > 1000 ? 1000 : (int)left);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return vmop_fail(err, VMOP_E_INTERNAL, "poll on the launcher pipe: %s",
-                             strerror(errno));
-        if (r == 0)
-            continue;
-        n = read(fd, buf, sizeof(buf));
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (n < 0)
-            return vmop_fail(err, VMOP_E_INTERNAL, "read from the launcher pipe: %s",
-                             strerror(errno));
-        if (n == 0) {
-            int st = 0;
-            char how[64] = "still running";
-            if (reap(pid, 2000, &st)) {
-                *reaped = 1;
-                describe_status(how, sizeof(how), st);
-            }
-            return vmop_fail(
-                err, VMOP_E_TRANSPORT,
-                "vcsim-launcher (pid %d) closed stdout before its ready line (%s); see its stderr",
-                (int)pid, how);
-        }
-        vbuf_add(line, buf, (size_t)n);
-        if (vbuf_error(line))
-            return vmop_fail(err, vbuf_error(line), "vcsim-launcher ready line over %zu bytes",
-                             (size_t)VCSIM_READY_MAX);
-        if (memchr(buf, '\n', (size_t)n))
-            return VMOP_OK;
-    }
 }
 
 /* --- parsing the ready line --- */
@@ -392,8 +288,8 @@ vmop_rc vcsim_start(const struct vcsim_opts *opts, struct vcsim **ret_sim, struc
     struct vbuf line;
     struct vcsim *sim = NULL;
     const char *launcher = o->launcher ? o->launcher : getenv("VMOP_VCSIM_LAUNCHER");
-    int pfd[2] = {-1, -1}, errfd = -1, nullfd = -1;
-    pid_t parent = getpid(), pid = -1;
+    int outfd = -1;
+    pid_t pid = -1;
     int reaped = 0;
     vmop_rc rc;
     char *nl;
@@ -417,55 +313,12 @@ vmop_rc vcsim_start(const struct vcsim_opts *opts, struct vcsim **ret_sim, struc
         rc = vmop_fail(err, VMOP_E_INVALID, "vcsim launcher arguments too many or too long");
         goto out;
     }
-    if (pipe2(pfd, O_CLOEXEC) != 0) {
-        rc = vmop_fail(err, VMOP_E_INTERNAL, "pipe2: %s", strerror(errno));
+    rc = vmop_proc_spawn(launcher, args.v, o->stderr_path, &pid, &outfd, err);
+    if (rc != VMOP_OK)
         goto out;
-    }
-    nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (nullfd < 0) {
-        rc = vmop_fail(err, VMOP_E_INTERNAL, "open /dev/null: %s", strerror(errno));
-        goto out;
-    }
-    if (o->stderr_path) {
-        errfd = open(o->stderr_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-        if (errfd < 0) {
-            rc = vmop_fail(err, VMOP_E_INVALID, "open '%s': %s", o->stderr_path, strerror(errno));
-            goto out;
-        }
-    }
-
-    pid = fork();
-    if (pid < 0) {
-        rc = vmop_fail(err, VMOP_E_INTERNAL, "fork: %s", strerror(errno));
-        goto out;
-    }
-    if (pid == 0) {
-        /* Child: async-signal-safe calls only. */
-        sigset_t none;
-        struct sigaction dfl;
-
-        memset(&dfl, 0, sizeof(dfl));
-        dfl.sa_handler = SIG_DFL;
-        sigaction(SIGTERM, &dfl, NULL);
-        sigaction(SIGINT, &dfl, NULL);
-        sigaction(SIGPIPE, &dfl, NULL);
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
-            _exit(126);
-        if (dup2(pfd[1], STDOUT_FILENO) < 0 || dup2(nullfd, STDIN_FILENO) < 0)
-            _exit(126);
-        if (errfd >= 0 && dup2(errfd, STDERR_FILENO) < 0)
-            _exit(126);
-        execv(launcher, args.v);
-        _exit(127);
-    }
-    close(pfd[1]);
-    pfd[1] = -1;
-
-    rc = read_ready_line(pfd[0], pid,
-                         o->start_timeout_ms ? o->start_timeout_ms : VCSIM_START_TIMEOUT, &line,
-                         &reaped, err);
+    rc = vmop_proc_read_line(outfd, pid, "vcsim-launcher",
+                             o->start_timeout_ms ? o->start_timeout_ms : VCSIM_START_TIMEOUT, &line,
+                             &reaped, err);
     if (reaped)
         pid = -1;
     if (rc != VMOP_OK)
@@ -493,19 +346,13 @@ vmop_rc vcsim_start(const struct vcsim_opts *opts, struct vcsim **ret_sim, struc
     pid = -1;
 out:
     if (pid > 0) {
-        kill_and_reap(pid);
+        vmop_proc_kill(pid);
         if (sim)
             sim->pid = -1;
     }
     free_sim(sim);
-    if (pfd[0] >= 0)
-        close(pfd[0]);
-    if (pfd[1] >= 0)
-        close(pfd[1]);
-    if (errfd >= 0)
-        close(errfd);
-    if (nullfd >= 0)
-        close(nullfd);
+    if (outfd >= 0)
+        close(outfd);
     /* argv holds the password too */
     for (size_t i = 0; i < args.n; i++)
         explicit_bzero(args.v[i], strlen(args.v[i]));
@@ -520,17 +367,30 @@ vmop_rc vcsim_stop(struct vcsim *sim, struct vmop_err *err)
 
     if (!sim)
         return VMOP_OK;
-    if (sim->pid > 0) {
-        kill(sim->pid, SIGTERM);
-        if (!reap(sim->pid, VCSIM_STOP_TIMEOUT_MS, NULL)) {
-            kill_and_reap(sim->pid);
-            rc = vmop_fail(err, VMOP_E_TIMEOUT,
-                           "vcsim-launcher (pid %d) ignored SIGTERM for %d ms; killed",
-                           (int)sim->pid, VCSIM_STOP_TIMEOUT_MS);
-        }
-    }
+    if (sim->pid > 0)
+        rc = vmop_proc_stop(sim->pid, "vcsim-launcher", VCSIM_STOP_TIMEOUT_MS, err);
     free_sim(sim);
     return rc;
+}
+
+struct vcsim *vcsim_start_or_exit(const struct vcsim_opts *opts)
+{
+    struct vmop_err err = {0};
+    struct vcsim *sim = NULL;
+
+    if (vcsim_start(opts, &sim, &err) != VMOP_OK) {
+        fprintf(stderr, "cannot start the simulator: %s\n", err.msg);
+        exit(EXIT_FAILURE);
+    }
+    return sim;
+}
+
+void vcsim_stop_or_warn(struct vcsim *sim)
+{
+    struct vmop_err err = {0};
+
+    if (vcsim_stop(sim, &err) != VMOP_OK)
+        fprintf(stderr, "stopping the simulator: %s\n", err.msg);
 }
 
 const char *vcsim_moref(const struct vcsim *sim, const char *what)

@@ -87,6 +87,14 @@ vmop_rc vcsim_start(const struct vcsim_opts *opts, struct vcsim **ret_sim, struc
  * Returns VMOP_E_TIMEOUT if SIGKILL was needed (the process is gone either way). */
 vmop_rc vcsim_stop(struct vcsim *sim, struct vmop_err *err);
 
+/* Test-setup shorthand (main() or a Check unchecked fixture): vcsim_start(), or prints why on
+ * stderr and exits the process with EXIT_FAILURE. Returns the new simulator: release with
+ * vcsim_stop(). */
+struct vcsim *vcsim_start_or_exit(const struct vcsim_opts *opts);
+
+/* Teardown shorthand: vcsim_stop(), printing a failure on stderr instead of returning it. */
+void vcsim_stop_or_warn(struct vcsim *sim);
+
 /* The launcher's morefs map entry ("datacenter", "cluster", "resource_pool", "folder", "datastore",
  * "dvs", "network", "template_vm"), or NULL. Borrowed from sim. */
 const char *vcsim_moref(const struct vcsim *sim, const char *what);

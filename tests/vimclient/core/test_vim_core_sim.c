@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_main.h"
+#include "clock.h"
 #include "vcsim_harness.h"
 #include "vim_internal.h"
 
@@ -25,27 +27,9 @@ static struct vcsim *sim;
 #define SESSION_IDLE_MS 2000u
 #define EXPIRE_WAIT_MS  (2 * SESSION_IDLE_MS + 300)
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
 static void start_sim(const struct vcsim_opts *opts)
 {
-    struct vmop_err err = {0};
-    if (vcsim_start(opts, &sim, &err) != VMOP_OK) {
-        fprintf(stderr, "cannot start the simulator: %s\n", err.msg);
-        exit(EXIT_FAILURE);
-    }
+    sim = vcsim_start_or_exit(opts);
 }
 
 static void stop_sim(void)
@@ -184,7 +168,7 @@ START_TEST(wrong_password)
     struct vim_client *c = client_cfg(&cfg);
     struct vmop_err err = {0};
     struct vim_stats st;
-    long long t0 = now_ms();
+    long long t0 = vmop_test_now_ms();
 
     ck_assert_int_eq(vim_login(c, &err), VMOP_E_AUTH);
     ck_assert_str_eq(err.fault, "InvalidLogin");
@@ -202,7 +186,7 @@ START_TEST(wrong_password)
                      VMOP_E_AUTH);
     vim_client_stats(c, &st);
     ck_assert_int_eq(st.soap_calls, 3);
-    ck_assert_int_lt(now_ms() - t0, 5000);
+    ck_assert_int_lt(vmop_test_now_ms() - t0, 5000);
     vim_client_free(c);
 
     /* the right password with characters that need escaping works */
@@ -307,10 +291,10 @@ static void *blocked_wait(void *p)
     struct cancel_arg *a = p;
     struct vim_update_batch b = {0};
     struct vmop_err err = {0};
-    long long t0 = now_ms();
+    long long t0 = vmop_test_now_ms();
     __atomic_store_n(&a->started, 1, __ATOMIC_RELEASE);
     a->rc = vim_watch_next(a->w, 30, &b, &err);
-    a->elapsed = now_ms() - t0;
+    a->elapsed = vmop_test_now_ms() - t0;
     vim_update_batch_free(&b);
     return NULL;
 }
@@ -358,9 +342,9 @@ START_TEST(watch_power_change_and_cancel)
     ck_assert_int_eq(b.n, 0);
 
     ck_assert_msg(power_task(c, "PowerOffVM_Task", &vm, &err) == VMOP_OK, "%s", err.msg);
-    long long deadline = now_ms() + 20000;
+    long long deadline = vmop_test_now_ms() + 20000;
     u = NULL;
-    while (!u && now_ms() < deadline) {
+    while (!u && vmop_test_now_ms() < deadline) {
         vim_update_batch_free(&b);
         ck_assert_int_eq(vim_watch_next(w, 2, &b, &err), VMOP_OK);
         u = find_update(&b, vm.value, "runtime.powerState", &val);
@@ -371,9 +355,9 @@ START_TEST(watch_power_change_and_cancel)
     vim_update_batch_free(&b);
     ck_assert_msg(power_task(c, "PowerOnVM_Task", &vm, &err) == VMOP_OK, "%s", err.msg);
     /* drain the power-on so the next wait really blocks */
-    deadline = now_ms() + 20000;
+    deadline = vmop_test_now_ms() + 20000;
     u = NULL;
-    while (!u && now_ms() < deadline) {
+    while (!u && vmop_test_now_ms() < deadline) {
         vim_update_batch_free(&b);
         ck_assert_int_eq(vim_watch_next(w, 2, &b, &err), VMOP_OK);
         u = find_update(&b, vm.value, "runtime.powerState", &val);
@@ -387,7 +371,7 @@ START_TEST(watch_power_change_and_cancel)
     pthread_t th;
     ck_assert_int_eq(pthread_create(&th, NULL, blocked_wait, &a), 0);
     while (!__atomic_load_n(&a.started, __ATOMIC_ACQUIRE))
-        sleep_ms(10);
+        vmop_test_sleep_ms(10);
     vim_watch_cancel(w);
     pthread_join(th, NULL);
     ck_assert_int_eq(a.rc, VMOP_E_CANCELED);
@@ -452,7 +436,7 @@ START_TEST(relogin_on_fault)
     struct vim_stats st;
     struct vim_moref dc = find_path(c, "/DC0"), view;
 
-    sleep_ms(EXPIRE_WAIT_MS); /* deliberate idleness: the session must expire */
+    vmop_test_sleep_ms(EXPIRE_WAIT_MS); /* deliberate idleness: the session must expire */
     /* CreateContainerView gets NotAuthenticated, re-logs in, and is retried transparently */
     ck_assert_msg(vim_view_create(c, &dc, "VirtualMachine", &view, &err) == VMOP_OK, "%s", err.msg);
     vim_client_stats(c, &st);
@@ -473,7 +457,7 @@ START_TEST(relogin_on_missing_set)
 
     vim_client_stats(c, &st);
     calls = st.soap_calls;
-    sleep_ms(EXPIRE_WAIT_MS);
+    vmop_test_sleep_ms(EXPIRE_WAIT_MS);
     /* vcsim answers RetrievePropertiesEx without a session with HTTP 200 and missingSet
      * NotAuthenticated: that too means "log in again" */
     char *name = vm_name(c, &vm, &err);
@@ -521,7 +505,7 @@ START_TEST(concurrent_relogin_once)
     pthread_barrier_t barrier;
     struct vim_stats st;
 
-    sleep_ms(EXPIRE_WAIT_MS);
+    vmop_test_sleep_ms(EXPIRE_WAIT_MS);
     pthread_barrier_init(&barrier, NULL, 4);
     for (int i = 0; i < 4; i++) {
         args[i] = (struct thread_arg){.c = c, .vm = vm, .barrier = &barrier};
@@ -555,7 +539,7 @@ START_TEST(watch_survives_expiry)
     n_first = b.n;
     ck_assert_int_ge(n_first, 4);
     vim_update_batch_free(&b);
-    sleep_ms(EXPIRE_WAIT_MS);
+    vmop_test_sleep_ms(EXPIRE_WAIT_MS);
     /* the collector died with the session: it is rebuilt and the full state comes again */
     ck_assert_msg(vim_watch_next(w, 0, &b, &err) == VMOP_OK, "%s", err.msg);
     ck_assert_int_eq(b.n, n_first);
@@ -623,11 +607,11 @@ START_TEST(call_timeout)
 
     vim_moref_set(&folder, "Folder", "group-d1");
     ck_assert_int_eq(vim_login(c, &err), VMOP_OK); /* Login has no delay */
-    t0 = now_ms();
+    t0 = vmop_test_now_ms();
     struct vim_objects o = {0};
     ck_assert_int_eq(vim_retrieve(c, &folder, NULL, NULL, 0, &o, &err), VMOP_E_TIMEOUT);
-    ck_assert_int_lt(now_ms() - t0, 2500);
-    ck_assert_int_ge(now_ms() - t0, 900);
+    ck_assert_int_lt(vmop_test_now_ms() - t0, 2500);
+    ck_assert_int_ge(vmop_test_now_ms() - t0, 900);
     /* the client stays usable after a timeout */
     vmop_err_clear(&err);
     ck_assert_int_eq(vim_login(c, &err), VMOP_OK);
@@ -682,14 +666,9 @@ static Suite *core_sim_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
 
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    sr = srunner_create(core_sim_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int status = vmop_check_run(core_sim_suite());
     curl_global_cleanup();
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return status;
 }

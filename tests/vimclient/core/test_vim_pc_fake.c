@@ -8,6 +8,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "check_main.h"
+#include "test_file.h"
+#include "clock.h"
 #include "fake_sdk.h"
 #include "vim_internal.h"
 
@@ -59,13 +62,6 @@ static void finish(struct vim_client *c, size_t n)
     fake_sdk_stop(&fake);
     ck_assert_int_eq(fake.mismatches, 0);
     ck_assert_int_eq(fake.next, n);
-}
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 START_TEST(paging_headers_and_cookies)
@@ -193,13 +189,13 @@ START_TEST(task_queued_running_success)
     struct vim_client *c = start(script, 6, "pw", 0);
     struct vmop_err err = {0};
     struct vim_moref task, result;
-    long long t0 = now_ms();
+    long long t0 = vmop_test_now_ms();
 
     vim_moref_set(&task, "Task", "task-1");
     ck_assert_int_eq(vim_task_wait(c, &task, 10000, &result, &err), VMOP_OK);
     ck_assert_str_eq(result.type, "VirtualMachine");
     ck_assert_str_eq(result.value, "vm-77");
-    ck_assert_int_ge(now_ms() - t0, 150); /* backed off 50 + 100 ms between reads */
+    ck_assert_int_ge(vmop_test_now_ms() - t0, 150); /* backed off 50 + 100 ms between reads */
     finish(c, 6);
     fake_sdk_free(&fake);
 }
@@ -220,11 +216,11 @@ START_TEST(task_deadline)
     struct vim_client *c = start(script, 8, "pw", 0);
     struct vmop_err err = {0};
     struct vim_moref task;
-    long long t0 = now_ms(), took;
+    long long t0 = vmop_test_now_ms(), took;
 
     vim_moref_set(&task, "Task", "task-1");
     ck_assert_int_eq(vim_task_wait(c, &task, 300, NULL, &err), VMOP_E_TIMEOUT);
-    took = now_ms() - t0;
+    took = vmop_test_now_ms() - t0;
     ck_assert_int_ge(took, 300);
     ck_assert_int_lt(took, 1500);
     ck_assert_ptr_nonnull(strstr(err.msg, "task task-1 still running after 300 ms"));
@@ -303,14 +299,8 @@ START_TEST(missing_set_relogin_recorded)
         {"Logout", 200, "<LogoutResponse xmlns=\"urn:vim25\"/>"},
     };
     const char *dir = getenv("VMOP_TESTDATA");
-    char path[4096];
-    static char body[8192];
-    snprintf(path, sizeof(path), "%s/vim/retrieve_missingset_notauth.xml", dir ? dir : "testdata");
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    size_t n = fread(body, 1, sizeof(body) - 1, f);
-    fclose(f);
-    body[n] = '\0';
+    char *body =
+        vmop_test_slurpf(NULL, "%s/vim/retrieve_missingset_notauth.xml", dir ? dir : "testdata");
     script[2].body = body;
 
     static const char *const paths[] = {"name", "runtime.powerState", NULL};
@@ -327,6 +317,8 @@ START_TEST(missing_set_relogin_recorded)
     ck_assert_int_eq(st.relogins, 1);
     finish(c, 6);
     fake_sdk_free(&fake);
+    script[2].body = NULL;
+    free(body);
 }
 END_TEST
 
@@ -349,10 +341,5 @@ static Suite *pc_fake_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(pc_fake_suite());
-    int failed;
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return vmop_check_run(pc_fake_suite());
 }

@@ -7,29 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
+#include "test_file.h"
 #include "vim_internal.h"
 
 static char *read_file(const char *name, size_t *ret_len)
 {
     const char *dir = getenv("VMOP_TESTDATA");
-    char path[4096];
-    FILE *f;
-    char *buf;
-    long n;
 
-    snprintf(path, sizeof(path), "%s/vim/%s", dir ? dir : "testdata", name);
-    f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    *ret_len = (size_t)n;
-    return buf;
+    return vmop_test_slurpf(ret_len, "%s/vim/%s", dir ? dir : "testdata", name);
 }
 
 /* ---- envelopes --------------------------------------------------------------------------------
@@ -602,10 +588,5 @@ static Suite *soap_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(soap_suite());
-    int failed;
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return vmop_check_run(soap_suite());
 }

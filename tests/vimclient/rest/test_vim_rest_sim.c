@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "check_main.h"
 #include "vcsim_harness.h"
 #include "vim_internal.h" /* vim_rest_logout */
 #include "vimclient.h"
@@ -450,19 +451,9 @@ static Suite *suite(void)
 int main(void)
 {
     struct vcsim_opts o = {.no_guest_ip = 1};
-    struct vmop_err err = {0};
-    SRunner *sr;
-    int failed;
 
-    if (vcsim_start(&o, &sim, &err) != VMOP_OK) {
-        fprintf(stderr, "cannot start the simulator: %s\n", err.msg);
-        return EXIT_FAILURE;
-    }
-    sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    if (vcsim_stop(sim, &err) != VMOP_OK)
-        fprintf(stderr, "stopping the simulator: %s\n", err.msg);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    sim = vcsim_start_or_exit(&o);
+    int status = vmop_check_run(suite());
+    vcsim_stop_or_warn(sim);
+    return status;
 }

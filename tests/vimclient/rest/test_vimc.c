@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_main.h"
+#include "clock.h"
 #include "vbuf.h"
 #include "vcsim_harness.h"
 #include "vimclient.h"
@@ -29,13 +31,6 @@ struct run {
     struct vbuf out, err;
 };
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Runs vimc with argv (NULL-terminated, without argv[0]) and the connection environment for sim,
  * the password replaced by `password` when it is not NULL. Output is captured; bounded in time. */
 static void run_vimc(struct run *r, const char *password, const char *const *args)
@@ -43,7 +38,7 @@ static void run_vimc(struct run *r, const char *password, const char *const *arg
     const char *vimc = getenv("VMOP_VIMC");
     int out[2], errp[2];
     const char *argv[32];
-    long long deadline = now_ms() + RUN_TIMEOUT_MS;
+    long long deadline = vmop_test_now_ms() + RUN_TIMEOUT_MS;
     pid_t pid;
     size_t n = 0;
     int wst, open_fds = 2;
@@ -77,7 +72,7 @@ static void run_vimc(struct run *r, const char *password, const char *const *arg
     close(errp[1]);
     while (open_fds > 0) {
         struct pollfd p[2] = {{.fd = out[0], .events = POLLIN}, {.fd = errp[0], .events = POLLIN}};
-        long long left = deadline - now_ms();
+        long long left = deadline - vmop_test_now_ms();
         if (left <= 0)
             break;
         if (poll(p, 2, (int)left) < 0 && errno != EINTR)
@@ -333,19 +328,9 @@ static Suite *suite(void)
 int main(void)
 {
     struct vcsim_opts o = {.no_guest_ip = 1};
-    struct vmop_err err = {0};
-    SRunner *sr;
-    int failed;
 
-    if (vcsim_start(&o, &sim, &err) != VMOP_OK) {
-        fprintf(stderr, "cannot start the simulator: %s\n", err.msg);
-        return EXIT_FAILURE;
-    }
-    sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    if (vcsim_stop(sim, &err) != VMOP_OK)
-        fprintf(stderr, "stopping the simulator: %s\n", err.msg);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    sim = vcsim_start_or_exit(&o);
+    int status = vmop_check_run(suite());
+    vcsim_stop_or_warn(sim);
+    return status;
 }

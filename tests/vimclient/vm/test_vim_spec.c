@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
+#include "test_file.h"
 #include "vim_internal.h"
 
 #define SW "fea97929-4b2d-5972-b146-930c6d0b4014"
@@ -15,27 +17,20 @@
 static char *read_file(const char *name, size_t *ret_len)
 {
     const char *dir = getenv("VMOP_TESTDATA");
-    char path[1024];
-    FILE *f;
-    char *buf;
-    long n;
 
     ck_assert_msg(dir != NULL, "VMOP_TESTDATA not set");
-    snprintf(path, sizeof(path), "%s/vim/vm/%s", dir, name);
-    f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-    n = ftell(f);
-    ck_assert_int_ge(n, 0);
-    rewind(f);
-    buf = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    if (ret_len)
-        *ret_len = (size_t)n;
-    return buf;
+    return vmop_test_slurpf(ret_len, "%s/vim/vm/%s", dir, name);
+}
+
+/* Asserts every field of a decoded allocation. */
+static void assert_alloc(const struct vim_alloc *a, long long reservation, long long limit,
+                         int expandable, enum vim_shares_level shares_level, int shares)
+{
+    ck_assert_int_eq(a->reservation, reservation);
+    ck_assert_int_eq(a->limit, limit);
+    ck_assert_int_eq(a->expandable, expandable);
+    ck_assert_int_eq(a->shares_level, shares_level);
+    ck_assert_int_eq(a->shares, shares);
 }
 
 /* Serializes s, checks it is well-formed XML inside a <spec> with xsi declared, and compares it
@@ -343,11 +338,7 @@ START_TEST(test_decode_sim_default)
     ck_assert_int_eq(vm->guest_nics[0].connected, 1);
     ck_assert_int_eq(vm->num_cpu, 1);
     ck_assert_int_eq(vm->memory_mb, 32);
-    ck_assert_int_eq(vm->cpu_alloc.reservation, 0);
-    ck_assert_int_eq(vm->cpu_alloc.limit, -1);
-    ck_assert_int_eq(vm->cpu_alloc.expandable, 1);
-    ck_assert_int_eq(vm->cpu_alloc.shares_level, VIM_SHARES_NORMAL);
-    ck_assert_int_eq(vm->cpu_alloc.shares, 0);
+    assert_alloc(&vm->cpu_alloc, 0, -1, 1, VIM_SHARES_NORMAL, 0);
     ck_assert_int_eq(vm->mem_alloc.reservation, 0);
     ck_assert_int_eq(vm->mem_alloc.limit, -1);
     /* twelve devices, one NIC */
@@ -393,11 +384,7 @@ START_TEST(test_decode_sim_reconfigured)
     ck_assert_str_eq(vm->guest_nics[0].ips[0], "10.0.0.42");
     ck_assert_int_eq(vm->num_cpu, 2);
     ck_assert_int_eq(vm->memory_mb, 2048);
-    ck_assert_int_eq(vm->cpu_alloc.reservation, 1500);
-    ck_assert_int_eq(vm->cpu_alloc.limit, 3000);
-    ck_assert_int_eq(vm->cpu_alloc.expandable, 0);
-    ck_assert_int_eq(vm->cpu_alloc.shares_level, VIM_SHARES_CUSTOM);
-    ck_assert_int_eq(vm->cpu_alloc.shares, 4000);
+    assert_alloc(&vm->cpu_alloc, 1500, 3000, 0, VIM_SHARES_CUSTOM, 4000);
     ck_assert_int_eq(vm->mem_alloc.reservation, 1024);
     ck_assert_int_eq(vm->mem_alloc.limit, -1);
     /* expandableReservation absent: unset */
@@ -445,11 +432,7 @@ START_TEST(test_decode_real_vc_shape)
     ck_assert_int_eq(vm->guest_nics[1].connected, 0);
     ck_assert_int_eq(vm->num_cpu, 4);
     ck_assert_int_eq(vm->memory_mb, 4096);
-    ck_assert_int_eq(vm->cpu_alloc.reservation, 2000);
-    ck_assert_int_eq(vm->cpu_alloc.limit, 4000);
-    ck_assert_int_eq(vm->cpu_alloc.expandable, 0);
-    ck_assert_int_eq(vm->cpu_alloc.shares_level, VIM_SHARES_CUSTOM);
-    ck_assert_int_eq(vm->cpu_alloc.shares, 3000);
+    assert_alloc(&vm->cpu_alloc, 2000, 4000, 0, VIM_SHARES_CUSTOM, 3000);
     ck_assert_int_eq(vm->mem_alloc.reservation, 4096);
     ck_assert_int_eq(vm->mem_alloc.limit, -1);
     ck_assert_int_eq(vm->mem_alloc.shares_level, VIM_SHARES_NORMAL);
@@ -554,11 +537,5 @@ static Suite *spec_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(spec_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return vmop_check_run(spec_suite());
 }

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "check_main.h"
+#include "clock.h"
 #include "vcsim_harness.h"
 #include "vim_internal.h"
 
@@ -26,12 +28,8 @@ static struct vcsim *sim;
 static void sim_setup(void)
 {
     struct vcsim_opts o = {.portgroups = 2};
-    struct vmop_err err = {0};
 
-    if (vcsim_start(&o, &sim, &err) != VMOP_OK) {
-        fprintf(stderr, "vcsim_start: %s\n", err.msg);
-        abort();
-    }
+    sim = vcsim_start_or_exit(&o);
 }
 
 static void sim_teardown(void)
@@ -127,12 +125,13 @@ static void power(struct vim_client *c, const struct vim_moref *ref, enum vim_po
                   err.msg);
 }
 
-static long long now_ms(void)
+/* Asserts that op in the VM's current power state fails with the fault InvalidPowerState. */
+static void power_refused(struct vim_client *c, const struct vim_moref *ref, enum vim_power_op op)
 {
-    struct timespec ts;
+    struct vmop_err err = {0};
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    ck_assert_int_eq(vim_vm_power(c, ref, op, &err), VMOP_E_FAULT);
+    ck_assert_str_eq(err.fault, "InvalidPowerState");
 }
 
 /* ---- inventory --------------------------------------------------------------------------------
@@ -507,10 +506,10 @@ START_TEST(test_power_cycle)
     power(c, &vm, VIM_OP_POWER_ON);
     ck_assert_int_eq(power_state(c, &vm), VIM_POWER_ON);
     /* the launcher plays the guest: an IP shows up in guest.ipAddress and guest.net */
-    deadline = now_ms() + 20000;
+    deadline = vmop_test_now_ms() + 20000;
     for (;;) {
         v = get_vm(c, &vm);
-        if (v->guest_ip || now_ms() > deadline)
+        if (v->guest_ip || vmop_test_now_ms() > deadline)
             break;
         vim_vm_free(v);
         nanosleep(&(struct timespec){0, 100 * 1000000}, NULL);
@@ -523,33 +522,25 @@ START_TEST(test_power_cycle)
     vim_vm_free(v);
 
     /* the same state again is InvalidPowerState, as a task error */
-    ck_assert_int_eq(vim_vm_power(c, &vm, VIM_OP_POWER_ON, &err), VMOP_E_FAULT);
-    ck_assert_str_eq(err.fault, "InvalidPowerState");
-    vmop_err_clear(&err);
+    power_refused(c, &vm, VIM_OP_POWER_ON);
 
     power(c, &vm, VIM_OP_SUSPEND);
     ck_assert_int_eq(power_state(c, &vm), VIM_POWER_SUSPENDED);
-    ck_assert_int_eq(vim_vm_power(c, &vm, VIM_OP_SUSPEND, &err), VMOP_E_FAULT);
-    ck_assert_str_eq(err.fault, "InvalidPowerState");
-    vmop_err_clear(&err);
+    power_refused(c, &vm, VIM_OP_SUSPEND);
     power(c, &vm, VIM_OP_POWER_ON);
     ck_assert_int_eq(power_state(c, &vm), VIM_POWER_ON);
     power(c, &vm, VIM_OP_RESET);
     ck_assert_int_eq(power_state(c, &vm), VIM_POWER_ON);
     power(c, &vm, VIM_OP_POWER_OFF);
     ck_assert_int_eq(power_state(c, &vm), VIM_POWER_OFF);
-    ck_assert_int_eq(vim_vm_power(c, &vm, VIM_OP_POWER_OFF, &err), VMOP_E_FAULT);
-    ck_assert_str_eq(err.fault, "InvalidPowerState");
-    vmop_err_clear(&err);
+    power_refused(c, &vm, VIM_OP_POWER_OFF);
     /* guest shutdown: not a task; on a powered-off VM a plain fault */
-    ck_assert_int_eq(vim_vm_power(c, &vm, VIM_OP_SHUTDOWN_GUEST, &err), VMOP_E_FAULT);
-    ck_assert_str_eq(err.fault, "InvalidPowerState");
-    vmop_err_clear(&err);
+    power_refused(c, &vm, VIM_OP_SHUTDOWN_GUEST);
     power(c, &vm, VIM_OP_POWER_ON);
     power(c, &vm, VIM_OP_SHUTDOWN_GUEST);
     /* vcsim powers off synchronously; real VC would take a while: poll with a bound */
-    deadline = now_ms() + 10000;
-    while (power_state(c, &vm) != VIM_POWER_OFF && now_ms() < deadline)
+    deadline = vmop_test_now_ms() + 10000;
+    while (power_state(c, &vm) != VIM_POWER_OFF && vmop_test_now_ms() < deadline)
         nanosleep(&(struct timespec){0, 100 * 1000000}, NULL);
     ck_assert_int_eq(power_state(c, &vm), VIM_POWER_OFF);
     ck_assert_int_eq(vim_vm_power(c, &vm, (enum vim_power_op)42, &err), VMOP_E_INVALID);
@@ -656,11 +647,5 @@ static Suite *vm_sim_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(vm_sim_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return vmop_check_run(vm_sim_suite());
 }
