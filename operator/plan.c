@@ -180,6 +180,47 @@ static int has_ipv4(const char *const *addrs, size_t n)
     return 0;
 }
 
+/* A malloc'd copy of n pointers (borrowed strings), or NULL when n is 0 / out of memory. */
+static const char **ptrs_dup(const char *const *v, size_t n)
+{
+    const char **c = n ? calloc(n, sizeof(*c)) : NULL;
+    for (size_t i = 0; c && i < n; i++)
+        c[i] = v[i];
+    return c;
+}
+
+/* Adds the pool address (and the pool's gateway, nameservers, search domains where the spec has
+ * none) to an interface. The arrays stay malloc'd (freed with the others). */
+static vmop_rc add_pool(struct gi_iface *f, const struct rs_nic *n, struct vmop_err *err)
+{
+    const char **a = calloc(f->n_addresses + 1, sizeof(*a));
+    if (!a)
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < f->n_addresses; i++)
+        a[i] = f->addresses[i];
+    a[f->n_addresses] = n->pool_cidr;
+    free((void *)f->addresses);
+    f->addresses = a;
+    f->n_addresses++;
+    if (!f->gateway4 && nonempty(n->pool_gateway4))
+        f->gateway4 = n->pool_gateway4;
+    if (f->n_nameservers == 0 && n->n_pool_nameservers) {
+        free((void *)f->nameservers);
+        f->nameservers = ptrs_dup(n->pool_nameservers, n->n_pool_nameservers);
+        if (!f->nameservers)
+            return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        f->n_nameservers = n->n_pool_nameservers;
+    }
+    if (f->n_search == 0 && n->n_pool_search) {
+        free((void *)f->search);
+        f->search = ptrs_dup(n->pool_search, n->n_pool_search);
+        if (!f->search)
+            return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        f->n_search = n->n_pool_search;
+    }
+    return VMOP_OK;
+}
+
 vmop_rc pl_metadata_json(const struct rs_desired *d, const struct pl_obs *obs, char **ret_json,
                          struct vmop_err *err)
 {
@@ -220,7 +261,10 @@ vmop_rc pl_metadata_json(const struct rs_desired *d, const struct pl_obs *obs, c
         if (!rc)
             rc =
                 json_routes(s->routes, "routes", (struct gi_route **)&f->routes, &f->n_routes, err);
-        /* No IPv4 address given: DHCP (the binding's static pool is not implemented yet). */
+        /* No IPv4 address given: the static pool's address when one was allocated, else DHCP.
+         * The interface's own gateway4 / nameservers / searchDomains win over the pool's. */
+        if (!rc && !s->dhcp4 && !has_ipv4(f->addresses, f->n_addresses) && nonempty(n->pool_cidr))
+            rc = add_pool(f, n, err);
         f->dhcp4 = s->dhcp4 || !has_ipv4(f->addresses, f->n_addresses);
     }
     if (rc)

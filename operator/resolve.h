@@ -61,6 +61,13 @@ struct rs_nic {
     const char *network;           /* tenant-facing network name */
     const char *port_group;        /* admin mapping: inventory path or name of the port group */
     const struct api_vm_nic *spec; /* borrowed from the VM */
+    /* static IPv4 pool address (operator/ippool.h), set by the VM controller after resolving;
+     * NULL/0 = none. Borrowed. plan.c puts them in the cloud-init network config. */
+    const char *pool_cidr, *pool_gateway4;
+    const char *const *pool_nameservers;
+    size_t n_pool_nameservers;
+    const char *const *pool_search;
+    size_t n_pool_search;
 };
 
 enum rs_image_type { RS_IMAGE_OVF, RS_IMAGE_VM_TEMPLATE };

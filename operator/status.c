@@ -287,9 +287,19 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
             rc = set_cond(conds, COND_POWER_SYNCED, API_COND_TRUE, "Synced",
                           power_vsphere_word(in->obs->power), gen, now, err);
         } else {
+            const char *why = "";
+            if (in->power_unreachable && in->obs->power == API_POWER_OFF &&
+                vm->power_state == API_POWER_SUSPENDED)
+                why = " (not reachable: a powered-off virtual machine cannot be suspended; power "
+                      "it on first)";
+            else if (in->power_unreachable && in->obs->power == API_POWER_SUSPENDED)
+                why = " (not reachable with powerOffMode Soft: a suspended guest cannot shut "
+                      "itself down; use Hard or TrySoft)";
+            else if (in->power_unreachable)
+                why = " (not reachable with this power mode)";
             snprintf(msg, sizeof(msg), "observed %s, spec asks for %s%s",
                      api_power_state_str(in->obs->power), api_power_state_str(vm->power_state),
-                     in->power_unreachable ? " (not reachable with this power mode)" : "");
+                     why);
             rc =
                 set_cond(conds, COND_POWER_SYNCED, API_COND_FALSE, "NotSynced", msg, gen, now, err);
         }
@@ -298,6 +308,36 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
     }
     if (rc != VMOP_OK)
         goto out;
+
+    /* VirtualMachineClassConfigurationSynced: resize waits for a power cycle */
+    if (in->obs && in->obs->present && in->kind == ST_SYNCED) {
+        if (in->needs_power_cycle) {
+            const cJSON *oc = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(vm->obj, "status"), "class");
+            const cJSON *on = cJSON_GetObjectItemCaseSensitive(oc, "name");
+            const char *reason = ST_REASON_CLASS_UPDATED;
+            if (vm->class_name && cJSON_IsString(on) && strcmp(on->valuestring, vm->class_name))
+                reason = ST_REASON_CLASS_CHANGED;
+            else if (cJSON_GetObjectItemCaseSensitive(vm->annotations, ST_ANNOT_SAME_CLASS_RESIZE))
+                reason = ST_REASON_SAME_CLASS_RESIZE;
+            snprintf(msg, sizeof(msg),
+                     "CPU or memory of class %s not applied: the virtual machine needs a power "
+                     "cycle (power it off and on again)",
+                     vm->class_name ? vm->class_name : "");
+            rc = set_cond(conds, COND_CLASS_CONFIG_SYNCED, API_COND_FALSE, reason, msg, gen, now,
+                          err);
+        } else {
+            rc =
+                set_cond(conds, COND_CLASS_CONFIG_SYNCED, API_COND_TRUE, NULL, NULL, gen, now, err);
+        }
+        if (rc != VMOP_OK)
+            goto out;
+    }
+    if (in->last_restart_time && *in->last_restart_time &&
+        put_str(st, "lastRestartTime", in->last_restart_time)) {
+        rc = nomem(err);
+        goto out;
+    }
 
     /* VirtualMachineReconcileReady (the resolver's verdict wins: InvalidSpec, NotDefaulted) */
     if (in->rs && rs_result_cond(in->rs, COND_RECONCILE_READY) &&

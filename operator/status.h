@@ -73,7 +73,17 @@ struct st_input {
     int power_unreachable;
     enum st_probe probe;
     const char *probe_message;
+    const char *last_restart_time; /* set: status.lastRestartTime (a restart was just done) */
 };
+
+/* VirtualMachineClassConfigurationSynced (resize): with the VM present, True when the class's
+ * CPU/memory are applied; False when they wait for a power cycle, reason ST_REASON_CLASS_CHANGED
+ * (spec.className differs from status.class), ST_REASON_SAME_CLASS_RESIZE (the
+ * same-class-resize annotation is set) or ST_REASON_CLASS_UPDATED (the class itself changed). */
+#define ST_ANNOT_SAME_CLASS_RESIZE  "vmoperator.vmware.com/same-vm-class-resize"
+#define ST_REASON_CLASS_CHANGED     "ClassNameChanged"
+#define ST_REASON_CLASS_UPDATED     "ClassUpdated"
+#define ST_REASON_SAME_CLASS_RESIZE "SameClassResize"
 
 /* Builds the new status from vm's current status and in. *ret_changed = 1 when it differs from
  * the stored status (so a PATCH is needed). */

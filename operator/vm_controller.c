@@ -16,12 +16,15 @@
 #include "api_class.h"
 #include "api_image.h"
 #include "api_vm.h"
+#include "ippool.h"
 #include "kube_queue.h"
 #include "kube_util.h"
 #include "log.h"
+#include "metrics.h"
 #include "probe.h"
 #include "resolve.h"
 #include "status.h"
+#include "vcfeed.h"
 #include "vmsync.h"
 
 const struct kube_resource vmc_res_vms = {"vmoperator.vmware.com", "v1alpha5", "virtualmachines",
@@ -48,6 +51,18 @@ struct inf_slot {
     struct kube_informer *inf;
 };
 
+#define VMC_FEEDS_MAX      64    /* VCenterEndpoints with a change feed */
+#define VMC_FEED_FOLDERS   256   /* namespace folders per endpoint */
+#define VMC_FEED_RESYNC_MS 30000 /* re-check bindings/endpoints even without an event */
+
+/* One vCenter change feed per VCenterEndpoint in use (owned by the feed thread). */
+struct feed_slot {
+    struct vmc *c;
+    char endpoint[254];
+    struct vc_conn *conn; /* the connection whose client the feed uses (a reference) */
+    struct vcfeed *feed;  /* NULL: slot free */
+};
+
 struct vmc {
     struct kube_client *kc;
     struct kube_recorder *rec;
@@ -58,7 +73,15 @@ struct vmc {
     struct kube_queue *q;
     struct kube_workers *w;
     struct prober *prober;
+    struct ippool_registry *pool; /* static IPv4 reservations of this process */
     unsigned long reconciles, failures, status_patches, creates, deletes; /* atomics */
+    unsigned long feed_enqueued, drifts;                                  /* atomics */
+    /* the vCenter change feeds: feed_mu guards feeds[] and the flags below */
+    pthread_mutex_t feed_mu;
+    pthread_cond_t feed_cv;
+    pthread_t feed_th;
+    int feed_started, feed_stop, feed_dirty;
+    struct feed_slot feeds[VMC_FEEDS_MAX];
 };
 
 /* ---- keys and indexes ------------------------------------------------------------------------ */
@@ -119,6 +142,13 @@ static void idx_sc(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ct
         emit(ctx, sc);
 }
 
+static void idx_uid(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ctx)
+{
+    const char *uid = jstr(jobj(obj, "status"), "uniqueID");
+    if (uid && *uid)
+        emit(ctx, uid);
+}
+
 static void idx_ns(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ctx)
 {
     const char *ns = kube_obj_namespace(obj);
@@ -148,6 +178,21 @@ static void enqueue_all(struct vmc *c)
     kube_objs_free(objs, n);
 }
 
+/* 1 when the object carries any pool annotation. */
+static int has_pool_annotation(const cJSON *obj)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, jobj(jobj(obj, "metadata"), "annotations"))
+    {
+        if (it->string &&
+            !strncmp(it->string, IPPOOL_ANNOTATION_PREFIX, sizeof(IPPOOL_ANNOTATION_PREFIX) - 1))
+            return 1;
+    }
+    return 0;
+}
+
+static void feed_kick(struct vmc *c);
+
 /* A referenced object changed: requeue the VMs that use it. */
 static void on_ref(struct inf_slot *s, const struct kube_obj *o)
 {
@@ -157,6 +202,9 @@ static void on_ref(struct inf_slot *s, const struct kube_obj *o)
     char buf[520];
     if (!name)
         return;
+    if (s->id == I_BINDING || s->id == I_ENDPOINT ||
+        (s->id == I_SECRET && ns && !strcmp(ns, c->system_ns)))
+        feed_kick(c); /* the watched folders or the vCenter client may change */
     switch (s->id) {
     case I_VM:
         kube_queue_add(c->q, kube_obj_key(o));
@@ -200,14 +248,27 @@ static void on_ref(struct inf_slot *s, const struct kube_obj *o)
     }
 }
 
+/* The cache now shows a VM's pool annotations: the reservations behind them can go. */
+static void pool_settle(struct inf_slot *s, const struct kube_obj *o)
+{
+    struct api_vm *vm = NULL;
+    if (s->id != I_VM || !has_pool_annotation(kube_obj_json(o)))
+        return;
+    if (api_vm_parse(kube_obj_json(o), &vm, NULL) == VMOP_OK)
+        ippool_settle(s->c->pool, vm);
+    api_vm_free(vm);
+}
+
 static void h_add(void *ud, const struct kube_obj *o)
 {
+    pool_settle(ud, o);
     on_ref(ud, o);
 }
 
 static void h_update(void *ud, const struct kube_obj *old, const struct kube_obj *o)
 {
     struct inf_slot *s = ud;
+    pool_settle(s, o);
     /* a VM's own status patch comes back as an update: requeue only on spec/metadata change
      * (generation, finalizers, annotations, deletion), or on resync (same object) */
     if (s->id == I_VM && old != o) {
@@ -231,10 +292,289 @@ static void h_delete(void *ud, const struct kube_obj *o)
 {
     struct inf_slot *s = ud;
     if (s->id == I_VM) {
-        prober_remove(s->c->prober, kube_obj_key(o)); /* gone from the API: nothing else to do */
+        prober_remove(s->c->prober, kube_obj_key(o)); /* gone from the API */
+        ippool_release_vm(s->c->pool, kube_obj_key(o));
+        /* its pool addresses are free again: VMs of the namespace may wait for one */
+        if (has_pool_annotation(kube_obj_json(o)) && kube_obj_namespace(kube_obj_json(o)))
+            enqueue_index(s->c, "ns", kube_obj_namespace(kube_obj_json(o)));
         return;
     }
     on_ref(s, o);
+}
+
+/* ---- the vCenter change feeds ------------------------------------------------------------------
+ * One vcfeed per VCenterEndpoint that a NamespaceBinding uses, over the vmFolders of those
+ * bindings. A change in vCenter maps to the VM resource (vmservice.namespacedName ExtraConfig, else
+ * the "uid" index on status.uniqueID) and is queued like any other event. A feed thread keeps the
+ * feeds in line with the bindings and endpoints (woken by their informer events, and every
+ * VMC_FEED_RESYNC_MS); only it creates or frees feeds.
+ */
+
+static char *feed_map(const struct vim_moref *vm, const char *nsname, void *user)
+{
+    struct feed_slot *s = user;
+    struct kube_obj **objs = NULL;
+    size_t n = 0;
+    char *key = NULL;
+    if (nsname && vcfeed_nsname_valid(nsname))
+        return strdup(nsname);
+    if (!vm || !vm->value[0] ||
+        kube_informer_by_index(s->c->inf[I_VM].inf, "uid", vm->value, &objs, &n, NULL) != VMOP_OK)
+        return NULL;
+    if (n > 0)
+        key = strdup(kube_obj_key(objs[0]));
+    kube_objs_free(objs, n);
+    return key;
+}
+
+static void feed_enqueue(const char *key, void *user)
+{
+    struct feed_slot *s = user;
+    __atomic_add_fetch(&s->c->feed_enqueued, 1, __ATOMIC_RELAXED);
+    kube_queue_add(s->c->q, key);
+}
+
+static void feed_kick(struct vmc *c)
+{
+    pthread_mutex_lock(&c->feed_mu);
+    c->feed_dirty = 1;
+    pthread_cond_signal(&c->feed_cv);
+    pthread_mutex_unlock(&c->feed_mu);
+}
+
+/* 1 when a feed for this endpoint has every watch live (so the guest IP, power changes etc. come
+ * as events and no short requeue is needed). */
+static int feed_live(struct vmc *c, const char *endpoint)
+{
+    int live = 0;
+    if (!endpoint)
+        return 0;
+    pthread_mutex_lock(&c->feed_mu);
+    for (size_t i = 0; i < VMC_FEEDS_MAX; i++) {
+        struct feed_slot *s = &c->feeds[i];
+        if (s->feed && !strcmp(s->endpoint, endpoint)) {
+            struct vcfeed_stats st;
+            vcfeed_stats(s->feed, &st);
+            live = st.containers > 0 && st.watches == st.containers;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c->feed_mu);
+    return live;
+}
+
+/* The folders (deduplicated, malloc'd strings in a NULL-terminated array) of the bindings using
+ * endpoint. */
+static char **feed_folders(struct kube_obj **bs, size_t n_bs, const char *endpoint)
+{
+    char **v = calloc(VMC_FEED_FOLDERS + 1, sizeof(*v));
+    size_t k = 0;
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < n_bs && k < VMC_FEED_FOLDERS; i++) {
+        struct api_binding *b = NULL;
+        int dup = 0;
+        if (api_binding_parse(kube_obj_json(bs[i]), &b, NULL) != VMOP_OK)
+            continue;
+        if (b->endpoint && !strcmp(b->endpoint, endpoint) && b->vm_folder && *b->vm_folder) {
+            for (size_t j = 0; j < k; j++)
+                dup |= !strcmp(v[j], b->vm_folder);
+            if (!dup && (v[k] = strdup(b->vm_folder)) != NULL)
+                k++;
+        }
+        api_binding_free(b);
+    }
+    return v;
+}
+
+static void strv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* Removes the metrics collectors that read a feed and its client (before either is freed). */
+static void feed_uncollect(struct vmc *c, struct vcfeed *f, struct vc_conn *conn)
+{
+    if (!c->o.metrics)
+        return;
+    if (f)
+        metrics_remove_collectors(c->o.metrics->m, f);
+    if (conn)
+        metrics_remove_collectors(c->o.metrics->m, vc_conn_client(conn));
+}
+
+struct feed_old {
+    struct vcfeed *feed;
+    struct vc_conn *conn;
+};
+
+/* Brings feeds[] in line with the caches. Runs on the feed thread only. */
+static void feeds_sync(struct vmc *c)
+{
+    struct kube_obj **eps = NULL, **bs = NULL;
+    size_t n_eps = 0, n_bs = 0, n_old = 0;
+    struct feed_old old[VMC_FEEDS_MAX];
+    int keep[VMC_FEEDS_MAX] = {0};
+    struct vmop_err err = {0};
+
+    if (kube_informer_list(c->inf[I_ENDPOINT].inf, &eps, &n_eps, &err) != VMOP_OK ||
+        kube_informer_list(c->inf[I_BINDING].inf, &bs, &n_bs, &err) != VMOP_OK) {
+        vlog_err(VLOG_WARN, LOGGER, NULL, &err, "change feeds: cache read failed");
+        goto out;
+    }
+    for (size_t e = 0; e < n_eps; e++) {
+        struct api_endpoint *ep = NULL;
+        struct vc_conn *conn = NULL;
+        char **folders = NULL;
+        const cJSON *secret = NULL;
+        struct kube_obj *so = NULL;
+        char skey[520];
+        int slot = -1, fresh = 0;
+
+        if (api_endpoint_parse(kube_obj_json(eps[e]), &ep, NULL) != VMOP_OK || !ep->name)
+            goto next;
+        folders = feed_folders(bs, n_bs, ep->name);
+        if (!folders || !folders[0])
+            goto next; /* unused endpoint: its feed (if any) goes below */
+        snprintf(skey, sizeof(skey), "%s/%s", c->system_ns, ep->secret_name ? ep->secret_name : "");
+        so = kube_informer_get(c->inf[I_SECRET].inf, skey);
+        secret = so ? kube_obj_json(so) : NULL;
+        vmop_err_clear(&err);
+        if (vcenters_get(c->vcs, ep, secret, &conn, &err) != VMOP_OK) {
+            vlog_err(VLOG_DEBUG, LOGGER, NULL, &err, "change feed for %s: no client", ep->name);
+            goto next;
+        }
+        pthread_mutex_lock(&c->feed_mu);
+        for (int i = 0; i < VMC_FEEDS_MAX; i++)
+            if (c->feeds[i].feed && !strcmp(c->feeds[i].endpoint, ep->name))
+                slot = i;
+        if (slot >= 0 && vc_conn_client(c->feeds[slot].conn) != vc_conn_client(conn)) {
+            /* the endpoint or its credentials changed: a new client, a new feed */
+            old[n_old].feed = c->feeds[slot].feed;
+            old[n_old++].conn = c->feeds[slot].conn;
+            c->feeds[slot].feed = NULL;
+            c->feeds[slot].conn = NULL;
+            slot = -1;
+        }
+        if (slot < 0) {
+            for (int i = 0; i < VMC_FEEDS_MAX && slot < 0; i++)
+                if (!c->feeds[i].feed && !keep[i])
+                    slot = i;
+            fresh = 1;
+        }
+        pthread_mutex_unlock(&c->feed_mu);
+        if (slot < 0) {
+            vlog(VLOG_WARN, LOGGER, NULL, "change feed for %s: more than %d endpoints", ep->name,
+                 VMC_FEEDS_MAX);
+            goto next;
+        }
+        keep[slot] = 1;
+        vmop_err_clear(&err);
+        if (fresh) {
+            struct feed_slot *s = &c->feeds[slot];
+            struct vcfeed *f = NULL;
+            struct vcfeed_opts fo = {.client = vc_conn_client(conn),
+                                     .containers = (const char *const *)folders,
+                                     .map = feed_map,
+                                     .enqueue = feed_enqueue,
+                                     .user = s,
+                                     .skip_initial = 1};
+            s->c = c;
+            if (vcfeed_new(&fo, &f, &err) != VMOP_OK) {
+                vlog_err(VLOG_WARN, LOGGER, NULL, &err, "change feed for %s", ep->name);
+                keep[slot] = 0;
+                goto next;
+            }
+            if (c->o.metrics &&
+                (metrics_collect_vim(c->o.metrics, ep->name, vc_conn_client(conn), &err) ||
+                 metrics_collect_vcfeed(c->o.metrics, ep->name, f, &err)))
+                vlog_err(VLOG_DEBUG, LOGGER, NULL, &err, "no metrics for %s", ep->name);
+            pthread_mutex_lock(&c->feed_mu);
+            snprintf(s->endpoint, sizeof(s->endpoint), "%s", ep->name);
+            s->feed = f;
+            s->conn = conn;
+            conn = NULL;
+            pthread_mutex_unlock(&c->feed_mu);
+            vlog(VLOG_INFO, LOGGER, NULL, "change feed for %s started", ep->name);
+        } else if (vcfeed_set_containers(c->feeds[slot].feed, (const char *const *)folders, &err) !=
+                   VMOP_OK) {
+            vlog_err(VLOG_WARN, LOGGER, NULL, &err, "change feed for %s", ep->name);
+        }
+    next:
+        vc_conn_put(conn);
+        kube_obj_unref(so);
+        strv_free(folders);
+        api_endpoint_free(ep);
+    }
+    /* endpoints no longer used (or gone) */
+    pthread_mutex_lock(&c->feed_mu);
+    for (int i = 0; i < VMC_FEEDS_MAX; i++) {
+        if (c->feeds[i].feed && !keep[i] && n_old < VMC_FEEDS_MAX) {
+            old[n_old].feed = c->feeds[i].feed;
+            old[n_old++].conn = c->feeds[i].conn;
+            c->feeds[i].feed = NULL;
+            c->feeds[i].conn = NULL;
+        }
+    }
+    pthread_mutex_unlock(&c->feed_mu);
+out:
+    for (size_t i = 0; i < n_old; i++) { /* outside the lock: joins the feed's threads */
+        feed_uncollect(c, old[i].feed, old[i].conn);
+        vcfeed_free(old[i].feed);
+        vc_conn_put(old[i].conn);
+    }
+    kube_objs_free(eps, n_eps);
+    kube_objs_free(bs, n_bs);
+}
+
+static void *feed_thread(void *arg)
+{
+    struct vmc *c = arg;
+    pthread_mutex_lock(&c->feed_mu);
+    while (!c->feed_stop) {
+        if (!c->feed_dirty) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_sec += VMC_FEED_RESYNC_MS / 1000;
+            pthread_cond_timedwait(&c->feed_cv, &c->feed_mu, &ts);
+            if (c->feed_stop)
+                break;
+        }
+        c->feed_dirty = 0;
+        pthread_mutex_unlock(&c->feed_mu);
+        feeds_sync(c);
+        pthread_mutex_lock(&c->feed_mu);
+    }
+    pthread_mutex_unlock(&c->feed_mu);
+    return NULL;
+}
+
+/* Stops the feed thread and frees every feed. */
+static void feeds_stop(struct vmc *c)
+{
+    pthread_mutex_lock(&c->feed_mu);
+    c->feed_stop = 1;
+    pthread_cond_signal(&c->feed_cv);
+    pthread_mutex_unlock(&c->feed_mu);
+    if (c->feed_started) {
+        pthread_join(c->feed_th, NULL);
+        c->feed_started = 0;
+    }
+    for (int i = 0; i < VMC_FEEDS_MAX; i++) {
+        struct vcfeed *f;
+        struct vc_conn *conn;
+        pthread_mutex_lock(&c->feed_mu);
+        f = c->feeds[i].feed;
+        conn = c->feeds[i].conn;
+        c->feeds[i].feed = NULL;
+        c->feeds[i].conn = NULL;
+        pthread_mutex_unlock(&c->feed_mu);
+        feed_uncollect(c, f, conn);
+        vcfeed_free(f);
+        vc_conn_put(conn);
+    }
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------------
@@ -252,6 +592,19 @@ static void on_probe(void *ud, const char *key, enum probe_tcp result)
 {
     struct vmc *c = ud;
     kube_queue_add(c->q, key);
+}
+
+/* metrics collector: Kubernetes watch restarts of every informer (watches started after the
+ * first), as vmop_watch_restarts_total{source="kube:<resource>"}. */
+static void collect_informers(void *ud, struct metrics *m)
+{
+    struct vmc *c = ud;
+    for (int i = 0; i < I_N; i++) {
+        char src[128];
+        unsigned long w = c->inf[i].inf ? kube_informer_watches(c->inf[i].inf) : 0;
+        snprintf(src, sizeof(src), "kube:%s", res_of((enum inf_id)i)->resource);
+        metrics_set(c->o.metrics->watch_restarts, METRICS_L(src), w > 0 ? (double)(w - 1) : 0);
+    }
 }
 
 vmop_rc vmc_new(struct kube_client *kc, struct kube_recorder *rec, struct vcenters *vcs,
@@ -273,12 +626,24 @@ vmop_rc vmc_new(struct kube_client *kc, struct kube_recorder *rec, struct vcente
     c->o.system_ns = c->system_ns;
     if (!c->o.workers)
         c->o.workers = 4;
+    pthread_mutex_init(&c->feed_mu, NULL);
+    pthread_cond_init(&c->feed_cv, NULL);
     rc = kube_queue_new(&qo, &c->q, err);
     if (rc != VMOP_OK)
         goto fail;
     rc = prober_new(64, on_probe, c, &c->prober, err);
     if (rc != VMOP_OK)
         goto fail;
+    rc = ippool_registry_new(&c->pool, err);
+    if (rc != VMOP_OK)
+        goto fail;
+    if (c->o.metrics) {
+        rc = metrics_collect_queue(c->o.metrics, "virtualmachine", c->q, err);
+        if (rc == VMOP_OK)
+            rc = metrics_collect_prober(c->o.metrics, c->prober, err);
+        if (rc != VMOP_OK)
+            goto fail;
+    }
     for (int i = 0; i < I_N; i++) {
         struct kube_informer_opts io = {.resource = res_of((enum inf_id)i)};
         struct kube_informer_handlers h = {h_add, h_update, h_delete, &c->inf[i]};
@@ -295,9 +660,13 @@ vmop_rc vmc_new(struct kube_client *kc, struct kube_recorder *rec, struct vcente
         (rc = kube_informer_add_index(c->inf[I_VM].inf, "secret", idx_secret, NULL, err)) ||
         (rc = kube_informer_add_index(c->inf[I_VM].inf, "sc", idx_sc, NULL, err)) ||
         (rc = kube_informer_add_index(c->inf[I_VM].inf, "ns", idx_ns, NULL, err)) ||
+        (rc = kube_informer_add_index(c->inf[I_VM].inf, "uid", idx_uid, NULL, err)) ||
         (rc = kube_informer_add_index(c->inf[I_IMAGE].inf, "ns", idx_ns, NULL, err)) ||
         (rc = kube_informer_add_index(c->inf[I_BINDING].inf, "ns", idx_ns, NULL, err)) ||
         (rc = kube_informer_add_index(c->inf[I_SECRET].inf, "ns", idx_ns, NULL, err)))
+        goto fail;
+    if (c->o.metrics && (rc = metrics_add_collector(c->o.metrics->m, collect_informers, c, NULL, c,
+                                                    err)) != VMOP_OK)
         goto fail;
     *ret = c;
     return VMOP_OK;
@@ -332,9 +701,22 @@ static vmop_rc worker_fn(void *ud, const char *key, struct vmop_err *err)
 
 vmop_rc vmc_start_workers(struct vmc *c, struct vmop_err *err)
 {
+    vmop_rc rc;
     if (c->w)
         return VMOP_OK;
-    return kube_workers_start(c->q, c->o.workers, worker_fn, c, &c->w, err);
+    rc = kube_workers_start(c->q, c->o.workers, worker_fn, c, &c->w, err);
+    if (rc != VMOP_OK || !c->vcs || c->feed_started)
+        return rc;
+    /* the change feeds: only while the workers run (the leader) */
+    pthread_mutex_lock(&c->feed_mu);
+    c->feed_dirty = 1;
+    c->feed_stop = 0;
+    pthread_mutex_unlock(&c->feed_mu);
+    if (pthread_create(&c->feed_th, NULL, feed_thread, c) == 0)
+        c->feed_started = 1;
+    else
+        vlog(VLOG_WARN, LOGGER, NULL, "no change feed thread: relying on the resync period");
+    return VMOP_OK;
 }
 
 static void *stop_informer(void *arg)
@@ -350,6 +732,7 @@ void vmc_stop(struct vmc *c, long drain_ms)
     int started[I_N] = {0};
     if (!c)
         return;
+    feeds_stop(c); /* intake from vCenter */
     /* each stop aborts a blocked watch within about a second: stop them in parallel */
     for (int i = 0; i < I_N; i++)
         started[i] =
@@ -374,10 +757,18 @@ void vmc_free(struct vmc *c)
     if (!c)
         return;
     vmc_stop(c, 0);
+    if (c->o.metrics) {
+        metrics_remove_collectors(c->o.metrics->m, c);
+        metrics_remove_collectors(c->o.metrics->m, c->q);
+        metrics_remove_collectors(c->o.metrics->m, c->prober);
+    }
     prober_free(c->prober);
+    ippool_registry_free(c->pool);
     for (int i = 0; i < I_N; i++)
         kube_informer_free(c->inf[i].inf);
     kube_queue_free(c->q);
+    pthread_cond_destroy(&c->feed_cv);
+    pthread_mutex_destroy(&c->feed_mu);
     free(c);
 }
 
@@ -407,6 +798,10 @@ void vmc_metrics(struct vmc *c, struct vbuf *out)
     vbuf_addf(out, "vmop_vm_queue_length %zu\n", kube_queue_len(c->q));
     vbuf_addf(out, "vmop_vm_queue_delayed %zu\n", kube_queue_delayed_len(c->q));
     vbuf_addf(out, "vmop_vm_cached %zu\n", kube_informer_len(c->inf[I_VM].inf));
+    vbuf_addf(out, "vmop_vm_feed_enqueued_total %lu\n",
+              __atomic_load_n(&c->feed_enqueued, __ATOMIC_RELAXED));
+    vbuf_addf(out, "vmop_vm_drift_repaired_total %lu\n",
+              __atomic_load_n(&c->drifts, __ATOMIC_RELAXED));
 }
 
 /* ---- one reconcile ----------------------------------------------------------------------------
@@ -427,8 +822,10 @@ struct rctx {
     struct api_class *cls;
     struct api_image *image;
     struct vc_conn *conn;
-    cJSON *involved; /* the object events are about */
-    long requeue_ms; /* > 0: requeue after this */
+    cJSON *involved;                              /* the object events are about */
+    long requeue_ms;                              /* > 0: requeue after this */
+    struct ippool_nic pool_nics[API_VM_MAX_NICS]; /* per interface (pool_ensure) */
+    size_t n_pool_nics;
 };
 
 static const cJSON *hold(struct rctx *r, struct kube_obj *o)
@@ -808,6 +1205,298 @@ static int done_has(const char *done, const char *what)
     return strstr(done, what) != NULL;
 }
 
+/* ---- static IPv4 pools (ippool.h) --------------------------------------------------------------
+ * Before anything is created in vCenter, every interface on a pool network without an address
+ * gets one: reserved in the process-wide registry, then written as an annotation with the VM's
+ * resourceVersion; the informer's copy settles the reservation, the VM's deletion releases it.
+ */
+
+/* ippool_collect_fn: the addresses the cache shows on scope's network in its namespace. */
+static vmop_rc pool_collect(void *arg, const char *scope, struct ippool_set *in_use,
+                            struct vmop_err *err)
+{
+    struct rctx *r = arg;
+    struct kube_obj **objs = NULL;
+    size_t n = 0;
+    const char *network = strchr(scope, '/');
+    vmop_rc rc;
+    if (!network)
+        return vmop_fail(err, VMOP_E_INVALID, "bad pool scope");
+    network++;
+    rc = kube_informer_by_index(r->c->inf[I_VM].inf, "ns", r->ns, &objs, &n, err);
+    for (size_t i = 0; rc == VMOP_OK && i < n; i++) {
+        struct api_vm *vm = NULL;
+        if (api_vm_parse(kube_obj_json(objs[i]), &vm, NULL) != VMOP_OK)
+            continue;
+        rc = ippool_in_use_add_vm(in_use, vm, network, err);
+        api_vm_free(vm);
+    }
+    kube_objs_free(objs, n);
+    return rc;
+}
+
+/* Sets the resolver's VirtualMachineNetworkReady to False (the VM is not created). */
+static void pool_not_ready(struct rs_result *res, const char *reason, const char *msg)
+{
+    res->ready = 0;
+    for (size_t i = 0; i < res->n_conds; i++) {
+        struct rs_cond *c = &res->conds[i];
+        if (c->type && !strcmp(c->type, COND_NETWORK_READY)) {
+            c->present = 1;
+            c->status = API_COND_FALSE;
+            snprintf(c->reason, sizeof(c->reason), "%s", reason);
+            snprintf(c->message, sizeof(c->message), "%s", msg);
+            return;
+        }
+    }
+}
+
+/* Ensures the pool allocations. *ret_wrote = 1 when the annotations were just written (the
+ * reconcile ends: the update comes back through the informer). With every interface assigned,
+ * r->pool_nics holds the addresses for the cloud-init network config. A pool problem (exhausted,
+ * bad annotation) is put on res (not ready) and is not an error. */
+static vmop_rc pool_ensure(struct rctx *r, struct rs_result *res, int *ret_wrote,
+                           struct vmop_err *err)
+{
+    const char *keys[API_VM_MAX_NICS], *vals[API_VM_MAX_NICS];
+    char valbuf[API_VM_MAX_NICS][IPPOOL_VALUE_MAX];
+    size_t n_new = 0;
+    cJSON *patch = NULL;
+    vmop_rc rc;
+
+    *ret_wrote = 0;
+    r->n_pool_nics = 0;
+    if (!r->binding)
+        return VMOP_OK;
+    rc = ippool_vm_nics(r->vm, r->binding, r->pool_nics, &r->n_pool_nics, err);
+    if (rc == VMOP_E_INVALID) {
+        pool_not_ready(res, "InvalidIPAllocation", err->msg);
+        vmop_err_clear(err);
+        r->n_pool_nics = 0;
+        return VMOP_OK;
+    }
+    if (rc != VMOP_OK)
+        return rc;
+    for (size_t i = 0; i < r->n_pool_nics; i++) {
+        struct ippool_nic *pn = &r->pool_nics[i];
+        uint32_t addr = 0;
+        if (pn->state != IPPOOL_NIC_NEEDS_ALLOCATION)
+            continue;
+        rc = ippool_allocate(r->c->pool, pn->scope, pn->pool, pool_collect, r, r->key, pn->iface,
+                             &addr, err);
+        if (rc == VMOP_OK)
+            rc = ippool_annotation_value(pn->network, addr, pn->prefix, valbuf[n_new], err);
+        if (rc == VMOP_E_NOT_FOUND && !strcmp(err->fault, IPPOOL_REASON_EXHAUSTED)) {
+            char msg[RS_MSG_MAX + VMOP_ERR_MSG_MAX];
+            snprintf(msg, sizeof(msg), "network %s: %s", pn->network, err->msg);
+            pool_not_ready(res, IPPOOL_REASON_EXHAUSTED, msg);
+            vmop_err_clear(err);
+            rc = VMOP_OK;
+            goto release;
+        }
+        if (rc != VMOP_OK)
+            goto release;
+        keys[n_new] = pn->annotation_key;
+        vals[n_new] = valbuf[n_new];
+        n_new++;
+    }
+    if (n_new == 0)
+        return VMOP_OK;
+    rc = ippool_annotation_patch(kube_obj_rv(r->vm->obj), keys, vals, n_new, &patch, err);
+    if (rc == VMOP_OK)
+        rc = kube_patch(r->c->kc, &vmc_res_vms, r->ns, r->vm->name, KUBE_PATCH_MERGE, patch, NULL,
+                        NULL, err);
+    cJSON_Delete(patch);
+    if (rc == VMOP_OK || rc == VMOP_E_TIMEOUT || rc == VMOP_E_TRANSPORT) {
+        /* written, or perhaps written: hold the addresses until the cache shows them */
+        for (size_t i = 0; i < r->n_pool_nics; i++)
+            if (r->pool_nics[i].state == IPPOOL_NIC_NEEDS_ALLOCATION)
+                ippool_confirm(r->c->pool, r->pool_nics[i].scope, r->key, r->pool_nics[i].iface);
+        if (rc == VMOP_OK) {
+            *ret_wrote = 1;
+            for (size_t i = 0; i < n_new; i++)
+                vlog(VLOG_INFO, LOGGER, r->key, "pool address %s: %s", keys[i], vals[i]);
+            event(r, "Normal", "IPAllocated", "static IPv4 address%s allocated: %s%s%s",
+                  n_new > 1 ? "es" : "", vals[0], n_new > 1 ? ", " : "", n_new > 1 ? vals[1] : "");
+        }
+        return rc;
+    }
+release:
+    for (size_t i = 0; i < r->n_pool_nics; i++)
+        if (r->pool_nics[i].state == IPPOOL_NIC_NEEDS_ALLOCATION)
+            ippool_release(r->c->pool, r->pool_nics[i].scope, r->key, r->pool_nics[i].iface);
+    r->n_pool_nics = 0;
+    return rc;
+}
+
+/* Copies the assigned pool addresses into the desired NICs (by interface name). */
+static void pool_fill(struct rctx *r, struct rs_desired *d)
+{
+    for (size_t i = 0; i < d->n_nics; i++) {
+        for (size_t k = 0; k < r->n_pool_nics; k++) {
+            const struct ippool_nic *pn = &r->pool_nics[k];
+            if (pn->state != IPPOOL_NIC_ASSIGNED || !d->nics[i].name || !pn->iface ||
+                strcmp(d->nics[i].name, pn->iface))
+                continue;
+            d->nics[i].pool_cidr = pn->cidr;
+            d->nics[i].pool_gateway4 = pn->gateway4[0] ? pn->gateway4 : NULL;
+            d->nics[i].pool_nameservers = pn->nameservers;
+            d->nics[i].n_pool_nameservers = pn->n_nameservers;
+            d->nics[i].pool_search = pn->search_domains;
+            d->nics[i].n_pool_search = pn->n_search_domains;
+        }
+    }
+}
+
+/* spec.nextRestartTime "now" becomes the current time in spec (as VM Operator's webhook does), so
+ * the request is recorded once and compared with status.lastRestartTime afterwards. */
+static vmop_rc restart_now_to_time(struct rctx *r, int *ret_done, struct vmop_err *err)
+{
+    cJSON *upd = NULL, *spec;
+    struct kube_opts ko = {.field_manager = VMC_FIELD_MANAGER};
+    struct timespec now;
+    char ts[64];
+    vmop_rc rc = VMOP_OK;
+    *ret_done = 0;
+    if (!r->vm->next_restart_time || strcasecmp(r->vm->next_restart_time, "now"))
+        return VMOP_OK;
+    clock_gettime(CLOCK_REALTIME, &now);
+    api_time_rfc3339nano(&now, ts, sizeof(ts));
+    upd = cJSON_Duplicate(r->vm->obj, 1);
+    spec = upd ? cJSON_GetObjectItemCaseSensitive(upd, "spec") : NULL;
+    if (!spec ||
+        !cJSON_ReplaceItemInObjectCaseSensitive(spec, "nextRestartTime", cJSON_CreateString(ts))) {
+        rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        goto out;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(upd, "status");
+    rc = kube_update(r->c->kc, &vmc_res_vms, r->ns, upd, &ko, NULL, err);
+    if (rc == VMOP_OK) {
+        *ret_done = 1;
+        vlog(VLOG_INFO, LOGGER, r->key, "nextRestartTime now -> %s", ts);
+    }
+out:
+    cJSON_Delete(upd);
+    return rc;
+}
+
+/* 1 when spec.nextRestartTime asks for a restart not done yet (status.lastRestartTime holds the
+ * value of the last one done). */
+static int restart_due(const struct api_vm *vm)
+{
+    const char *next = vm->next_restart_time, *last = vm->status_last_restart_time;
+    if (!next || !*next || !strcasecmp(next, "now"))
+        return 0;
+    return !last || strcmp(next, last) != 0;
+}
+
+/* Restarts a powered-on VM with restartMode: Hard ResetVM_Task, Soft RebootGuest, TrySoft
+ * RebootGuest and ResetVM_Task when the guest cannot reboot itself. */
+static vmop_rc do_restart(struct rctx *r, const struct vim_moref *ref, const char **ret_how,
+                          struct vmop_err *err)
+{
+    struct vim_client *vc = vc_conn_client(r->conn);
+    enum pl_mode m = pl_mode_from_api(r->vm->restart_mode);
+    vmop_rc rc;
+    if (m == PL_MODE_HARD) {
+        *ret_how = "ResetVM_Task";
+        return vim_vm_power(vc, ref, VIM_OP_RESET, err);
+    }
+    rc = vim_vm_power(vc, ref, VIM_OP_REBOOT_GUEST, err);
+    *ret_how = "RebootGuest";
+    if (rc != VMOP_OK && m == PL_MODE_TRYSOFT) {
+        vlog_err(VLOG_INFO, LOGGER, r->key, err, "RebootGuest failed; resetting");
+        vmop_err_clear(err);
+        *ret_how = "ResetVM_Task (RebootGuest failed)";
+        rc = vim_vm_power(vc, ref, VIM_OP_RESET, err);
+    }
+    return rc;
+}
+
+/* status.class.name differs from spec.className (a resize was asked for). */
+static int class_changed(const struct api_vm *vm)
+{
+    const char *old = jstr(jobj(jobj(vm->obj, "status"), "class"), "name");
+    return vm->class_name && old && strcmp(old, vm->class_name) != 0;
+}
+
+/* The generation the last status was written for (VirtualMachineCreated's observedGeneration),
+ * -1 when unknown. */
+static long long observed_generation(const struct api_vm *vm)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, jobj(jobj(vm->obj, "status"), "conditions"))
+    {
+        const cJSON *g = jobj(it, "observedGeneration");
+        const char *t = jstr(it, "type");
+        if (t && !strcmp(t, COND_CREATED) && cJSON_IsNumber(g))
+            return (long long)g->valuedouble;
+    }
+    return -1;
+}
+
+/* What the reconcile did that was not asked for by a spec change: drift brought back. */
+static void drift_events(struct rctx *r, const struct vs_outcome *out)
+{
+    const char *rf;
+    if (out->created || !out->done[0])
+        return;
+    if (r->vm->power_state == API_POWER_ON && r->vm->status_power_state == API_POWER_ON &&
+        done_has(out->done, "power-on")) {
+        __atomic_add_fetch(&r->c->drifts, 1, __ATOMIC_RELAXED);
+        event(r, "Warning", "PowerStateDrift",
+              "expected PoweredOn, observed not powered on (changed outside vmop): powered on");
+    } else if (r->vm->power_state == API_POWER_OFF && r->vm->status_power_state == API_POWER_OFF &&
+               done_has(out->done, "power-off")) {
+        __atomic_add_fetch(&r->c->drifts, 1, __ATOMIC_RELAXED);
+        event(r, "Warning", "PowerStateDrift",
+              "expected PoweredOff, observed %s (changed outside vmop): powered off", "PoweredOn");
+    }
+    /* a reconfigure without a spec change (same generation as the last status, same class) is
+     * drift: the fields vmop owns were changed in vCenter */
+    rf = strstr(out->done, "reconfigure");
+    if (rf && r->vm->status_unique_id && *r->vm->status_unique_id && !class_changed(r->vm) &&
+        observed_generation(r->vm) == r->vm->generation) {
+        __atomic_add_fetch(&r->c->drifts, 1, __ATOMIC_RELAXED);
+        event(r, "Warning", "ConfigurationDrift", "changed outside vmop, set back: %s", out->done);
+    }
+}
+
+/* Once the class's CPU and memory are applied, records which class version sized the VM as VM
+ * Operator does: annotation vmoperator.vmware.com/last-resized-vm-class =
+ * {"name":...,"uid":...,"generation":N}. Written only when it changes. */
+static vmop_rc record_resized_class(struct rctx *r, struct vmop_err *err)
+{
+    const cJSON *md = r->cls ? jobj(r->cls->obj, "metadata") : NULL;
+    const cJSON *gen = jobj(md, "generation");
+    const char *old = jstr(r->vm->annotations, VMC_LAST_RESIZED_ANNOT);
+    char val[600];
+    cJSON *patch = NULL, *pm, *pa;
+    vmop_rc rc;
+    if (!r->cls || !r->cls->name)
+        return VMOP_OK;
+    snprintf(val, sizeof(val), "{\"name\":\"%s\",\"uid\":\"%s\",\"generation\":%lld}", r->cls->name,
+             kube_obj_uid(r->cls->obj) ? kube_obj_uid(r->cls->obj) : "",
+             cJSON_IsNumber(gen) ? (long long)gen->valuedouble : 0LL);
+    if (old && !strcmp(old, val))
+        return VMOP_OK;
+    patch = cJSON_CreateObject();
+    pm = cJSON_AddObjectToObject(patch, "metadata");
+    pa = pm ? cJSON_AddObjectToObject(pm, "annotations") : NULL;
+    if (!pa || !cJSON_AddStringToObject(pa, VMC_LAST_RESIZED_ANNOT, val)) {
+        cJSON_Delete(patch);
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    }
+    rc = kube_patch(r->c->kc, &vmc_res_vms, r->ns, r->vm->name, KUBE_PATCH_MERGE, patch, NULL, NULL,
+                    err);
+    cJSON_Delete(patch);
+    if (rc == VMOP_E_NOT_FOUND) {
+        vmop_err_clear(err);
+        rc = VMOP_OK;
+    }
+    return rc;
+}
+
 static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
 {
     struct rs_refs refs;
@@ -875,6 +1564,12 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
             vlog(VLOG_INFO, LOGGER, r->key, "wrote defaults into spec (flags 0x%x)", changed);
         return rc;
     }
+    {
+        int wrote = 0;
+        rc = restart_now_to_time(r, &wrote, err);
+        if (rc != VMOP_OK || wrote)
+            return rc; /* the update comes back through the informer */
+    }
 
     /* resolve from the caches */
     rs_references(r->vm, &refs);
@@ -906,6 +1601,13 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
     memset(&si, 0, sizeof(si));
     si.vm = r->vm;
     si.rs = &res;
+    if (res.ready) {
+        /* static IPv4 pools: allocated and annotated before anything exists in vCenter */
+        int wrote = 0;
+        rc = pool_ensure(r, &res, &wrote, err);
+        if (rc != VMOP_OK || wrote)
+            goto out;
+    }
     if (!res.ready) {
         si.kind = ST_NOT_READY;
         rc = write_status(r, &si, err);
@@ -942,6 +1644,7 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
         rc = write_status(r, &si, err);
         goto out;
     }
+    pool_fill(r, &res.desired);
 
     arc = vs_apply(vc_conn_sync(r->conn), &res.desired, r->vm->status_unique_id, &out, err);
     to_st_obs(r->vm, &out.obs, &so);
@@ -954,12 +1657,20 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
     si.power_unreachable = out.power_unreachable;
     si.probe = eval_probe(r, &so, &out.obs, probe_msg, sizeof(probe_msg));
     si.probe_message = probe_msg;
+    if (out.created && r->vm->status_unique_id && *r->vm->status_unique_id) {
+        /* deleted in vCenter while the resource exists: recreated (docs/user-guide.md) */
+        event(r, "Warning", "VirtualMachineNotFound",
+              "virtual machine %s was not found in vCenter (deleted outside vmop): recreated as "
+              "%s with the same identity",
+              r->vm->status_unique_id, so.unique_id ? so.unique_id : "");
+    }
     if (out.created) {
         __atomic_add_fetch(&r->c->creates, 1, __ATOMIC_RELAXED);
         event(r, "Normal", "Created", "virtual machine %s created in vCenter",
               so.unique_id ? so.unique_id : "");
         vlog(VLOG_INFO, LOGGER, r->key, "created %s", so.unique_id ? so.unique_id : "");
     }
+    drift_events(r, &out);
     if (out.done[0] && done_has(out.done, "power-on"))
         event(r, "Normal", "PoweredOn", "virtual machine powered on");
     if (out.done[0] && done_has(out.done, "power-off"))
@@ -985,13 +1696,39 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
         rc = arc;
         goto out;
     }
+    if (so.present && so.power == API_POWER_ON && out.obs.vm && restart_due(r->vm)) {
+        const char *how = "";
+        rc = do_restart(r, &out.obs.vm->ref, &how, err);
+        if (rc != VMOP_OK) {
+            struct vmop_err e2 = {0};
+            st_reason_for(rc, err->fault, reason, sizeof(reason));
+            si.kind = ST_FAILED;
+            si.fail_step = "restart";
+            si.fail_reason = reason;
+            si.fail_message = err->msg;
+            event(r, "Warning", "RestartFailed", "restart failed with %s: %s", reason, err->msg);
+            if (write_status(r, &si, &e2) != VMOP_OK)
+                vlog_err(VLOG_WARN, LOGGER, r->key, &e2, "status not written");
+            goto out;
+        }
+        si.last_restart_time = r->vm->next_restart_time;
+        event(r, "Normal", "Restarted",
+              "virtual machine restarted (%s, restartMode %s) for "
+              "nextRestartTime %s",
+              how, pl_mode_str(pl_mode_from_api(r->vm->restart_mode)), r->vm->next_restart_time);
+        vlog(VLOG_INFO, LOGGER, r->key, "restarted (%s)", how);
+    }
     si.kind = ST_SYNCED;
     rc = write_status(r, &si, err);
+    if (rc == VMOP_OK && so.present && !out.needs_power_cycle)
+        rc = record_resized_class(r, err);
     if (rc != VMOP_OK)
         goto out;
-    /* wait (bounded) for what vCenter does on its own: the guest's IP */
+    /* wait (bounded) for what vCenter does on its own: the guest's IP. With a live change feed
+     * for this vCenter the IP arrives as an event (guest.ipAddress): no short requeue. */
     if (so.present && so.power == API_POWER_ON && !r->vm->network_disabled &&
-        (!so.primary_ip4 || !*so.primary_ip4))
+        (!so.primary_ip4 || !*so.primary_ip4) &&
+        !feed_live(r->c, r->endpoint ? r->endpoint->name : NULL))
         r->requeue_ms = VMC_WAIT_DELAY_MS;
     else if (!so.present)
         r->requeue_ms = VMC_WAIT_MAX_MS;
@@ -1007,11 +1744,17 @@ vmop_rc vmc_reconcile(struct vmc *c, const char *key, struct vmop_err *err)
 {
     struct rctx r;
     vmop_rc rc;
+    int64_t t0 = kube_mono_ms();
     memset(&r, 0, sizeof(r));
     r.c = c;
     r.key = key;
     __atomic_add_fetch(&c->reconciles, 1, __ATOMIC_RELAXED);
     rc = do_reconcile(&r, err);
+    metrics_std_reconcile(c->o.metrics, "virtualmachine",
+                          rc != VMOP_OK      ? METRICS_RESULT_ERROR
+                          : r.requeue_ms > 0 ? METRICS_RESULT_REQUEUE
+                                             : METRICS_RESULT_SUCCESS,
+                          (double)(kube_mono_ms() - t0) / 1000.0);
     if (rc == VMOP_OK && r.requeue_ms > 0)
         kube_queue_add_after(c->q, key, r.requeue_ms);
     if (rc != VMOP_OK) {

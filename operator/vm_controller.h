@@ -24,16 +24,23 @@
 #define VMC_FINALIZER     "vmoperator.vmware.com/virtualmachine"
 #define VMC_PAUSED_ANNOT  "vmoperator.vmware.com/paused"
 #define VMC_FIELD_MANAGER "vmop"
-#define VMC_WAIT_DELAY_MS 3000  /* requeue while waiting for create / an IP */
-#define VMC_WAIT_MAX_MS   10000 /* the longest such requeue */
+/* {"name","uid","generation"} of the class whose CPU/memory the VM last got (as VM Operator). */
+#define VMC_LAST_RESIZED_ANNOT "vmoperator.vmware.com/last-resized-vm-class"
+#define VMC_WAIT_DELAY_MS      3000  /* requeue while waiting for create / an IP */
+#define VMC_WAIT_MAX_MS        10000 /* the longest such requeue */
 
 extern const struct kube_resource vmc_res_vms, vmc_res_classes, vmc_res_images, vmc_res_cimages,
     vmc_res_storageclasses, vmc_res_bindings, vmc_res_endpoints;
 
+struct metrics_std;
+
 struct vmc_opts {
-    const char *system_ns; /* where credentials Secrets live; default vmop-system */
-    unsigned workers;      /* 0: 4 */
-    long resync_ms;        /* periodic re-reconcile of every VM; 0: none */
+    const char *system_ns;       /* where credentials Secrets live; default vmop-system */
+    unsigned workers;            /* 0: 4 */
+    long resync_ms;              /* periodic re-reconcile of every VM; 0: none */
+    struct metrics_std *metrics; /* borrowed, may be NULL: reconcile counts and durations, the
+                                  * queue, the prober, and per endpoint the vCenter client and
+                                  * change feed (operator/metrics.h) */
 };
 
 struct vmc;
@@ -57,7 +64,7 @@ void vmc_enqueue(struct vmc *c, const char *key);
 /* Reconciles one key now, in this thread (tests). */
 vmop_rc vmc_reconcile(struct vmc *c, const char *key, struct vmop_err *err);
 
-/* Appends Prometheus metrics (reconciles, failures, queue length). */
+/* Appends Prometheus metrics (reconciles, failures, queue length, change feeds, drift). */
 void vmc_metrics(struct vmc *c, struct vbuf *out);
 
 /* The informers, for the image controller and tests (borrowed). */

@@ -18,6 +18,7 @@
 #include "kube_lease.h"
 #include "kube_util.h"
 #include "log.h"
+#include "metrics.h"
 #include "vcenters.h"
 #include "vm_controller.h"
 #include "vmservice.h"
@@ -47,6 +48,8 @@ struct proc {
     struct vmsvc *svc;
     struct kube_elector *el;
     struct health *health;
+    struct metrics *metrics; /* the registry behind /metrics (operator/metrics.h) */
+    struct metrics_std std;
     int leading; /* atomic */
     int lost;    /* atomic: leadership lost */
     int running; /* atomic: controllers' workers started */
@@ -57,6 +60,7 @@ static void on_started(void *ud)
     struct proc *p = ud;
     vlog(VLOG_INFO, LOGGER, NULL, "became the leader");
     __atomic_store_n(&p->leading, 1, __ATOMIC_RELEASE);
+    metrics_std_set_leader(p->metrics ? &p->std : NULL, 1);
 }
 
 static void on_stopped(void *ud)
@@ -65,6 +69,7 @@ static void on_stopped(void *ud)
     if (__atomic_load_n(&p->leading, __ATOMIC_ACQUIRE))
         __atomic_store_n(&p->lost, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&p->leading, 0, __ATOMIC_RELEASE);
+    metrics_std_set_leader(p->metrics ? &p->std : NULL, 0);
 }
 
 static int ready_cb(void *ud)
@@ -90,20 +95,22 @@ static long rss_peak_kb(void)
     return kb;
 }
 
+/* /metrics: the registry (typed families, operator/metrics.h), then the process totals kept
+ * before it existed (untyped; names the registry defines are left to it). */
 static void metrics_cb(void *ud, struct vbuf *out)
 {
     struct proc *p = ud;
     struct vim_stats vs;
+    struct vmop_err err = {0};
     uint64_t clients = 0;
+    if (p->metrics && metrics_render(p->metrics, out, &err) != VMOP_OK)
+        vlog_err(VLOG_WARN, LOGGER, NULL, &err, "metrics not rendered");
     vcenters_stats(p->vcs, &vs, &clients);
     vbuf_addf(out, "vmop_vcenter_soap_calls_total %llu\n", (unsigned long long)vs.soap_calls);
-    vbuf_addf(out, "vmop_vcenter_rest_calls_total %llu\n", (unsigned long long)vs.rest_calls);
     vbuf_addf(out, "vmop_vcenter_logins_total %llu\n", (unsigned long long)vs.logins);
-    vbuf_addf(out, "vmop_vcenter_relogins_total %llu\n", (unsigned long long)vs.relogins);
     vbuf_addf(out, "vmop_vcenter_clients_built_total %llu\n", (unsigned long long)clients);
     vbuf_addf(out, "vmop_kube_requests_total %lu\n", kube_client_requests(p->kc));
     vbuf_addf(out, "vmop_kube_retries_total %lu\n", kube_client_retries(p->kc));
-    vbuf_addf(out, "vmop_leader %d\n", __atomic_load_n(&p->leading, __ATOMIC_RELAXED));
     vbuf_addf(out, "vmop_process_peak_rss_bytes %ld\n", rss_peak_kb() * 1024);
     if (p->vmc)
         vmc_metrics(p->vmc, out);
@@ -149,7 +156,9 @@ int vmop_run(const struct vmop_config *cfg)
     struct kube_config_opts ko = {.kubeconfig = cfg->kubeconfig};
     struct kube_client_opts kco = {.user_agent = "vmop/0.1", .pool_size = 16};
     struct kube_recorder_opts ro = {.component = "vmop"};
-    struct vcenters_opts vo = {.vs = {.soft_wait_ms = cfg->trysoft_timeout_ms}};
+    /* each vCenter's change feed holds one pooled connection per watched namespace folder */
+    struct vcenters_opts vo = {.max_connections = (int)cfg->workers + 24,
+                               .vs = {.soft_wait_ms = cfg->trysoft_timeout_ms}};
     struct vmc_opts mo = {
         .system_ns = cfg->ns, .workers = cfg->workers, .resync_ms = cfg->resync_ms};
     sigset_t sigs;
@@ -172,6 +181,10 @@ int vmop_run(const struct vmop_config *cfg)
         goto fail;
     gethostname(host, sizeof(host) - 1);
     ro.host = host;
+    if (metrics_new(NULL, &p.metrics, &err) != VMOP_OK ||
+        metrics_std_register(p.metrics, &p.std, &err) != VMOP_OK)
+        goto fail;
+    mo.metrics = &p.std;
     if (kube_recorder_new(p.kc, &ro, &p.rec, &err) != VMOP_OK ||
         vcenters_new(&vo, &p.vcs, &err) != VMOP_OK ||
         vmc_new(p.kc, p.rec, p.vcs, &mo, &p.vmc, &err) != VMOP_OK)
@@ -213,6 +226,7 @@ int vmop_run(const struct vmop_config *cfg)
         vlog(VLOG_INFO, LOGGER, NULL, "leader election on %s/%s as %s", eo.ns, eo.name, identity);
     } else {
         p.leading = 1;
+        metrics_std_set_leader(&p.std, 1);
     }
     vlog(VLOG_INFO, LOGGER, NULL, "started (namespace %s, %u workers)", cfg->ns, cfg->workers);
 
@@ -258,6 +272,7 @@ out:
     vmsvc_free(p.svc);
     vmc_free(p.vmc);
     vcenters_free(p.vcs);
+    metrics_free(p.metrics); /* after every object its collectors read */
     vlog(VLOG_DEBUG, LOGGER, NULL, "vCenter sessions closed");
     kube_recorder_free(p.rec);
     kube_elector_free(p.el);
