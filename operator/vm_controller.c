@@ -1114,6 +1114,25 @@ static const char *extra_config_cb(void *ud, const char *key)
     return vim_vm_extra_config(ud, key);
 }
 
+/* An event when a readiness probe moves the Ready condition (issue: probes "emit events on
+ * transitions"): compared with the Ready condition currently in status. */
+static void probe_transition_event(struct rctx *r, enum st_probe probe, const char *msg)
+{
+    const cJSON *old;
+    const char *old_status;
+    int ready = probe == ST_PROBE_READY;
+    if (probe != ST_PROBE_READY && probe != ST_PROBE_NOT_READY)
+        return;
+    old = api_cond_get(cJSON_GetObjectItemCaseSensitive(
+                           cJSON_GetObjectItemCaseSensitive(r->vm->obj, "status"), "conditions"),
+                       COND_READY);
+    old_status = old ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(old, "status")) : NULL;
+    if (old_status && !strcmp(old_status, ready ? "True" : "False"))
+        return;
+    event(r, ready ? "Normal" : "Warning", ready ? "Ready" : "NotReady", "readiness probe: %s",
+          msg && *msg ? msg : (ready ? "ready" : "not ready"));
+}
+
 /* Readiness probe (probe.h): heartbeat and guestInfo are evaluated on the observation; tcpSocket
  * results come from the prober thread, which requeues the VM when its result changes. */
 static enum st_probe eval_probe(struct rctx *r, const struct st_obs *so, const struct vs_obs *o,
@@ -1657,6 +1676,7 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
     si.power_unreachable = out.power_unreachable;
     si.probe = eval_probe(r, &so, &out.obs, probe_msg, sizeof(probe_msg));
     si.probe_message = probe_msg;
+    probe_transition_event(r, si.probe, probe_msg);
     if (out.created && r->vm->status_unique_id && *r->vm->status_unique_id) {
         /* deleted in vCenter while the resource exists: recreated (docs/user-guide.md) */
         event(r, "Warning", "VirtualMachineNotFound",

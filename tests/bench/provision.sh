@@ -29,7 +29,11 @@ export KUBECONFIG=$DIR/kubeconfig KUBECACHEDIR=$DIR/kubecache
 PORT=$(cat "$DIR/health.port")
 PID=$(cat "$DIR/operator.pid")
 
-metric() { curl -sf "http://127.0.0.1:$PORT/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+# the sum over every series of a family (labelled or not)
+metric() {
+    curl -sf "http://127.0.0.1:$PORT/metrics" |
+        awk -v m="$1" '$1 == m || index($1, m "{") == 1 {s += $NF; n++} END {if (n) printf "%d\n", s}'
+}
 snapshot() { echo "$(metric vmop_vcenter_soap_calls_total) $(metric vmop_vcenter_rest_calls_total) $(metric vmop_kube_requests_total)"; }
 now_ms() { date +%s%3N; }
 count_state() { # jsonpath filter -> number of VMs matching "PoweredOn/<ip>"

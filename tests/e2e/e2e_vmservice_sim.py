@@ -407,11 +407,9 @@ def scenario(env, listener, port):
     ev = json.loads(env.kubectl("get", "events", "-n", NS, "--field-selector",
                                 "involvedObject.name=%s" % TCPVM, "-o", "json").stdout)
     reasons = sorted({e.get("reason", "") for e in ev.get("items") or []})
-    # issue 7 wants an event on each Ready transition; the VM controller emits none yet: note it
-    # instead of failing (see the report), so the rest of the scenario stays guarded
-    if not any("ready" in r.lower() and r != "VirtualMachineReconcileReady" for r in reasons):
-        print("  NOTE: no readiness event for %s (events: %s)" % (TCPVM, ", ".join(reasons)),
-              flush=True)
+    # issue 7: an event on each Ready transition (False -> True -> False here)
+    check("Ready" in reasons and "NotReady" in reasons,
+          "no readiness transition events for %s (events: %s)" % (TCPVM, ", ".join(reasons)))
 
     # delete the VirtualMachineService -> the owned objects are gone
     env.kubectl("delete", "vmservice", SVC, "-n", NS, "--timeout=30s")
