@@ -144,6 +144,26 @@ static int rfc3339(const char *s)
     return ok;
 }
 
+/* spec.network.interfaces[].gateway<fam> ("None" = no gateway): an IPv<fam> address, not with
+ * dhcp<fam>, and only with an IPv<fam> address in addresses. */
+static void check_gateway(struct api_ferrs *fe, const char *base, int fam, const char *gw, int dhcp,
+                          int has_addr)
+{
+    char p[API_FERR_PATH_MAX], key[16];
+
+    if (!set(gw) || strcmp(gw, "None") == 0)
+        return;
+    snprintf(key, sizeof(key), "gateway%d", fam);
+    api_path(p, sizeof(p), base, key);
+    if (dhcp)
+        api_ferr_add(fe, API_FERR_INVALID, p, "%s is not allowed with dhcp%d", key, fam);
+    else if (ip_family(gw) != fam)
+        api_ferr_add(fe, API_FERR_INVALID, p, "\"%.63s\": must be an IPv%d address", gw, fam);
+    else if (!has_addr)
+        api_ferr_add(fe, API_FERR_INVALID, p, "%s requires an IPv%d address in addresses", key,
+                     fam);
+}
+
 static void validate_nic(const struct api_vm *vm, size_t i, struct api_ferrs *fe)
 {
     const struct api_vm_nic *n = &vm->nics[i];
@@ -194,26 +214,8 @@ static void validate_nic(const struct api_vm *vm, size_t i, struct api_ferrs *fe
     if (n->dhcp6 && has6)
         api_ferr_add(fe, API_FERR_INVALID, api_path(p, sizeof(p), base, "addresses"),
                      "IPv6 addresses are not allowed with dhcp6");
-    if (set(n->gateway4) && strcmp(n->gateway4, "None") != 0) {
-        api_path(p, sizeof(p), base, "gateway4");
-        if (n->dhcp4)
-            api_ferr_add(fe, API_FERR_INVALID, p, "gateway4 is not allowed with dhcp4");
-        else if (ip_family(n->gateway4) != 4)
-            api_ferr_add(fe, API_FERR_INVALID, p, "\"%.63s\": must be an IPv4 address",
-                         n->gateway4);
-        else if (!has4)
-            api_ferr_add(fe, API_FERR_INVALID, p, "gateway4 requires an IPv4 address in addresses");
-    }
-    if (set(n->gateway6) && strcmp(n->gateway6, "None") != 0) {
-        api_path(p, sizeof(p), base, "gateway6");
-        if (n->dhcp6)
-            api_ferr_add(fe, API_FERR_INVALID, p, "gateway6 is not allowed with dhcp6");
-        else if (ip_family(n->gateway6) != 6)
-            api_ferr_add(fe, API_FERR_INVALID, p, "\"%.63s\": must be an IPv6 address",
-                         n->gateway6);
-        else if (!has6)
-            api_ferr_add(fe, API_FERR_INVALID, p, "gateway6 requires an IPv6 address in addresses");
-    }
+    check_gateway(fe, base, 4, n->gateway4, n->dhcp4, has4);
+    check_gateway(fe, base, 6, n->gateway6, n->dhcp6, has6);
     k = 0;
     cJSON_ArrayForEach(it, n->nameservers)
     {

@@ -112,6 +112,13 @@ static void add_str(struct bctx *b, cJSON *obj, const char *key, const char *val
         b->oom = 1;
 }
 
+/* Like add_str, but "" is added too (for values where empty is meaningful). */
+static void add_str_or_empty(struct bctx *b, cJSON *obj, const char *key, const char *val)
+{
+    if (obj && val && !cJSON_AddStringToObject(obj, key, val))
+        b->oom = 1;
+}
+
 static void add_num(struct bctx *b, cJSON *obj, const char *key, double v)
 {
     if (!obj || !cJSON_AddNumberToObject(obj, key, v))
@@ -199,9 +206,7 @@ static void add_ovf_facts(struct bctx *b, cJSON *status, const struct ovf_desc *
             add_str(b, p, "key", d->props[i].key);
             add_str(b, p, "type", d->props[i].type);
             /* "" is a real default (VM Operator keeps it): add it even when empty. */
-            if (p && d->props[i].default_value &&
-                !cJSON_AddStringToObject(p, "default", d->props[i].default_value))
-                b->oom = 1;
+            add_str_or_empty(b, p, "default", d->props[i].default_value);
         }
     }
     if (d->n_sys_props) {
@@ -209,9 +214,7 @@ static void add_ovf_facts(struct bctx *b, cJSON *status, const struct ovf_desc *
         for (size_t i = 0; i < d->n_sys_props; i++) {
             cJSON *p = push_obj(b, arr);
             add_str(b, p, "key", d->sys_props[i].key);
-            if (p && d->sys_props[i].value &&
-                !cJSON_AddStringToObject(p, "value", d->sys_props[i].value))
-                b->oom = 1;
+            add_str_or_empty(b, p, "value", d->sys_props[i].value);
         }
     }
     if (d->n_disks) {

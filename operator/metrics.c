@@ -873,10 +873,16 @@ static void obs_free(void *ud)
     free(o);
 }
 
-static vmop_rc add_obs(struct metrics_std *std, const char *name, void *obj, metrics_collect_fn fn,
-                       int with_source, struct vmop_err *err)
+/* Adds collector fn over obj. `caller` and `noun` ("metrics_collect_queue", "name"): when noun is
+ * set, name is required and its absence is VMOP_E_INVALID "<caller>: no <noun>". */
+static vmop_rc add_obs(struct metrics_std *std, const char *caller, const char *noun,
+                       const char *name, void *obj, metrics_collect_fn fn, int with_source,
+                       struct vmop_err *err)
 {
     struct obs *o;
+
+    if (noun && !name)
+        return vmop_fail(err, VMOP_E_INVALID, "%s: no %s", caller, noun);
 
     if (!std || !std->m || !obj)
         return vmop_fail(err, VMOP_E_INVALID, "metrics collector: no registry or object");
@@ -912,9 +918,7 @@ static void collect_queue(void *ud, struct metrics *m)
 vmop_rc metrics_collect_queue(struct metrics_std *std, const char *name, struct kube_queue *q,
                               struct vmop_err *err)
 {
-    if (!name)
-        return vmop_fail(err, VMOP_E_INVALID, "metrics_collect_queue: no name");
-    return add_obs(std, name, q, collect_queue, 0, err);
+    return add_obs(std, "metrics_collect_queue", "name", name, q, collect_queue, 0, err);
 }
 
 static void vim_method_cb(void *ud, const struct vim_method_stat *s)
@@ -939,9 +943,7 @@ static void collect_vim(void *ud, struct metrics *m)
 vmop_rc metrics_collect_vim(struct metrics_std *std, const char *endpoint, struct vim_client *c,
                             struct vmop_err *err)
 {
-    if (!endpoint)
-        return vmop_fail(err, VMOP_E_INVALID, "metrics_collect_vim: no endpoint");
-    return add_obs(std, endpoint, c, collect_vim, 0, err);
+    return add_obs(std, "metrics_collect_vim", "endpoint", endpoint, c, collect_vim, 0, err);
 }
 
 static void collect_vcfeed(void *ud, struct metrics *m)
@@ -958,9 +960,7 @@ static void collect_vcfeed(void *ud, struct metrics *m)
 vmop_rc metrics_collect_vcfeed(struct metrics_std *std, const char *endpoint, struct vcfeed *f,
                                struct vmop_err *err)
 {
-    if (!endpoint)
-        return vmop_fail(err, VMOP_E_INVALID, "metrics_collect_vcfeed: no endpoint");
-    return add_obs(std, endpoint, f, collect_vcfeed, 1, err);
+    return add_obs(std, "metrics_collect_vcfeed", "endpoint", endpoint, f, collect_vcfeed, 1, err);
 }
 
 static void collect_prober(void *ud, struct metrics *m)
@@ -975,5 +975,5 @@ static void collect_prober(void *ud, struct metrics *m)
 
 vmop_rc metrics_collect_prober(struct metrics_std *std, struct prober *p, struct vmop_err *err)
 {
-    return add_obs(std, NULL, p, collect_prober, 0, err);
+    return add_obs(std, "metrics_collect_prober", NULL, NULL, p, collect_prober, 0, err);
 }

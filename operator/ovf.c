@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -395,51 +396,47 @@ struct hw_item {
         *element_name, *quantity, *units;
 };
 
+/* The rasd: child elements an Item is read from, and where each goes (every field of hw_item). */
+static const struct {
+    const char *name;
+    size_t off;
+} item_fields[] = {
+    {"InstanceID", offsetof(struct hw_item, instance_id)},
+    {"ResourceType", offsetof(struct hw_item, type)},
+    {"ResourceSubType", offsetof(struct hw_item, subtype)},
+    {"Parent", offsetof(struct hw_item, parent)},
+    {"Address", offsetof(struct hw_item, address)},
+    {"AddressOnParent", offsetof(struct hw_item, aop)},
+    {"HostResource", offsetof(struct hw_item, host_resource)},
+    {"Connection", offsetof(struct hw_item, connection)},
+    {"ElementName", offsetof(struct hw_item, element_name)},
+    {"VirtualQuantity", offsetof(struct hw_item, quantity)},
+    {"AllocationUnits", offsetof(struct hw_item, units)},
+};
+#define N_ITEM_FIELDS (sizeof(item_fields) / sizeof(item_fields[0]))
+_Static_assert(sizeof(struct hw_item) == N_ITEM_FIELDS * sizeof(char *),
+               "item_fields must name every field of struct hw_item");
+
+static char **item_slot(struct hw_item *it, size_t i)
+{
+    return (char **)((char *)it + item_fields[i].off);
+}
+
 static void hw_item_free(struct hw_item *it)
 {
-    free(it->instance_id);
-    free(it->type);
-    free(it->subtype);
-    free(it->parent);
-    free(it->address);
-    free(it->aop);
-    free(it->host_resource);
-    free(it->connection);
-    free(it->element_name);
-    free(it->quantity);
-    free(it->units);
+    for (size_t i = 0; i < N_ITEM_FIELDS; i++)
+        free(*item_slot(it, i));
 }
 
 static void read_item(struct pctx *p, xmlNodePtr item, struct hw_item *it)
 {
     for (xmlNodePtr c = item->children; c && !p->rc; c = c->next) {
         char **slot = NULL;
-        const char *n;
         if (c->type != XML_ELEMENT_NODE || !ns_is(c->ns, NS_R))
             continue;
-        n = (const char *)c->name;
-        if (!strcmp(n, "InstanceID"))
-            slot = &it->instance_id;
-        else if (!strcmp(n, "ResourceType"))
-            slot = &it->type;
-        else if (!strcmp(n, "ResourceSubType"))
-            slot = &it->subtype;
-        else if (!strcmp(n, "Parent"))
-            slot = &it->parent;
-        else if (!strcmp(n, "Address"))
-            slot = &it->address;
-        else if (!strcmp(n, "AddressOnParent"))
-            slot = &it->aop;
-        else if (!strcmp(n, "HostResource"))
-            slot = &it->host_resource;
-        else if (!strcmp(n, "Connection"))
-            slot = &it->connection;
-        else if (!strcmp(n, "ElementName"))
-            slot = &it->element_name;
-        else if (!strcmp(n, "VirtualQuantity"))
-            slot = &it->quantity;
-        else if (!strcmp(n, "AllocationUnits"))
-            slot = &it->units;
+        for (size_t i = 0; i < N_ITEM_FIELDS && !slot; i++)
+            if (!strcmp((const char *)c->name, item_fields[i].name))
+                slot = item_slot(it, i);
         if (slot && !*slot)
             *slot = text_of(p, c, "hardware Item field");
     }

@@ -108,7 +108,7 @@ static vmop_rc parse_url(const char *url, char **ret_base, struct vmop_err *err)
     return VMOP_OK;
 }
 
-static char *dup_opt(const char *s, int *nomem)
+char *vim_dup_opt(const char *s, int *nomem)
 {
     char *d;
     if (!s)
@@ -161,9 +161,9 @@ vmop_rc vim_client_new(const struct vim_config *cfg, struct vim_client **ret_cli
         if (rc != VMOP_OK)
             goto out;
     }
-    c->username = dup_opt(cfg->username, &nomem);
-    c->password = dup_opt(cfg->password, &nomem);
-    c->ca_file = dup_opt(cfg->ca_file, &nomem);
+    c->username = vim_dup_opt(cfg->username, &nomem);
+    c->password = vim_dup_opt(cfg->password, &nomem);
+    c->ca_file = vim_dup_opt(cfg->ca_file, &nomem);
     if (nomem) {
         rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
         goto out;
@@ -311,6 +311,23 @@ const char *vim_power_state_str(enum vim_power_state s)
         break;
     }
     return "unknown";
+}
+
+const char *vim_shares_level_str(enum vim_shares_level l)
+{
+    switch (l) {
+    case VIM_SHARES_LOW:
+        return "low";
+    case VIM_SHARES_NORMAL:
+        return "normal";
+    case VIM_SHARES_HIGH:
+        return "high";
+    case VIM_SHARES_CUSTOM:
+        return "custom";
+    case VIM_SHARES_UNSET:
+        break;
+    }
+    return NULL;
 }
 
 void vim_client_count_method(struct vim_client *c, const char *method, int failed, double seconds)

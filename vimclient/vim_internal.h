@@ -89,6 +89,8 @@ struct vim_client {
     } method_stats[VIM_METHOD_STATS_MAX]; /* guarded by stats_lock */
     size_t n_method_stats;                /* guarded by stats_lock */
 };
+/* strdup(s), NULL for a NULL s; on allocation failure NULL and *nomem = 1 (free() the copy). */
+char *vim_dup_opt(const char *s, int *nomem);
 /* Counts one SOAP call of method (vim_soap.c). */
 void vim_client_count_method(struct vim_client *c, const char *method, int failed, double seconds);
 
@@ -298,6 +300,14 @@ void vim_rest_state_free(struct vim_rest_state *r);
  * prefixes the message. */
 vmop_rc vim_rest_parse_reply(long status, const char *body, size_t len, const char *what,
                              cJSON **ret_value, struct vmop_err *err);
+/* Content Library ids and paths (vim_library.c; used by vim_library_ovf.c too). An id must be
+ * 1..256 bytes with no path character ('/', '\\', control) and not "." or "..": else
+ * VMOP_E_INVALID naming `what`. */
+vmop_rc vim_lib_check_id(const char *what, const char *id, struct vmop_err *err);
+/* *b = prefix + percent-encoded(id) + suffix (suffix may be NULL), capped at max bytes (over it:
+ * the vbuf error). b is initialised here either way: the caller vbuf_free()s it. */
+vmop_rc vim_lib_path(struct vbuf *b, size_t max, const char *prefix, const char *id,
+                     const char *suffix, struct vmop_err *err);
 /* Reads the value of an OVF deploy answer (vim_library.c; exposed for unit tests): succeeded must
  * be true and resource_id set, else VMOP_E_FAULT with the messages of error.errors[] (the vAPI
  * reports deploy failures inside an HTTP 200) and err->fault = the last dotted part of the error

@@ -48,7 +48,7 @@ static void add_escaped(struct vbuf *b, const char *s)
     }
 }
 
-static vmop_rc check_id(const char *what, const char *id, struct vmop_err *err)
+vmop_rc vim_lib_check_id(const char *what, const char *id, struct vmop_err *err)
 {
     if (!id || !*id)
         return vmop_fail(err, VMOP_E_INVALID, "%s id is empty", what);
@@ -65,11 +65,10 @@ static vmop_rc check_id(const char *what, const char *id, struct vmop_err *err)
     return VMOP_OK;
 }
 
-/* path = prefix + escaped(id) + suffix; the caller vbuf_free()s it. */
-static vmop_rc build_path(struct vbuf *b, const char *prefix, const char *id, const char *suffix,
-                          struct vmop_err *err)
+vmop_rc vim_lib_path(struct vbuf *b, size_t max, const char *prefix, const char *id,
+                     const char *suffix, struct vmop_err *err)
 {
-    vbuf_init(b, LIB_PATH_MAX);
+    vbuf_init(b, max);
     vbuf_adds(b, prefix);
     add_escaped(b, id);
     if (suffix)
@@ -79,15 +78,50 @@ static vmop_rc build_path(struct vbuf *b, const char *prefix, const char *id, co
     return VMOP_OK;
 }
 
+static vmop_rc build_path(struct vbuf *b, const char *prefix, const char *id, const char *suffix,
+                          struct vmop_err *err)
+{
+    return vim_lib_path(b, LIB_PATH_MAX, prefix, id, suffix, err);
+}
+
 /* strdup of a JSON string member, NULL when absent. Sets *oom on allocation failure. */
 static char *dup_member(const cJSON *obj, const char *name, int *oom)
 {
-    const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, name));
-    char *d;
-    if (!s)
-        return NULL;
-    d = strdup(s);
-    if (!d)
+    return vim_dup_opt(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, name)), oom);
+}
+
+/* GET <prefix><id> into *ret_value, which must be a JSON object (cJSON_Delete it). `what` names
+ * the object in errors ("library item"). */
+static vmop_rc get_object(struct vim_client *c, const char *prefix, const char *what,
+                          const char *id, cJSON **ret_value, struct vmop_err *err)
+{
+    struct vbuf path;
+    cJSON *value = NULL;
+    vmop_rc rc;
+
+    rc = build_path(&path, prefix, id, NULL, err);
+    if (rc)
+        goto out;
+    rc = vim_rest_call(c, "GET", vbuf_str(&path), NULL, &value, err);
+    if (rc)
+        goto out;
+    if (!cJSON_IsObject(value)) {
+        rc = vmop_fail(err, VMOP_E_PROTO, "%s '%s': the answer is not an object", what, id);
+        goto out;
+    }
+    *ret_value = value;
+    value = NULL;
+out:
+    cJSON_Delete(value);
+    vbuf_free(&path);
+    return rc;
+}
+
+/* strdup of the "id" member, else of `id`. Sets *oom on allocation failure. */
+static char *dup_id(const cJSON *obj, const char *id, int *oom)
+{
+    char *d = dup_member(obj, "id", oom);
+    if (!d && !*oom && !(d = strdup(id)))
         *oom = 1;
     return d;
 }
@@ -108,7 +142,7 @@ static vmop_rc check_id_array(const cJSON *value, const char *what, struct vmop_
                          LIB_MAX_IDS);
     cJSON_ArrayForEach(e, value)
     {
-        if (!cJSON_IsString(e) || check_id("listed", e->valuestring, NULL))
+        if (!cJSON_IsString(e) || vim_lib_check_id("listed", e->valuestring, NULL))
             return vmop_fail(err, VMOP_E_PROTO, "%s: the answer holds a bad id", what);
     }
     return VMOP_OK;
@@ -140,24 +174,14 @@ static vmop_rc library_get(struct vim_client *c, const char *id, struct vim_libr
                            struct vmop_err *err)
 {
     struct vim_library l = {0};
-    struct vbuf path;
     cJSON *value = NULL;
     int oom = 0;
     vmop_rc rc;
 
-    rc = build_path(&path, LIB_PATH "/id:", id, NULL, err);
+    rc = get_object(c, LIB_PATH "/id:", "content library", id, &value, err);
     if (rc)
         goto out;
-    rc = vim_rest_call(c, "GET", vbuf_str(&path), NULL, &value, err);
-    if (rc)
-        goto out;
-    if (!cJSON_IsObject(value)) {
-        rc = vmop_fail(err, VMOP_E_PROTO, "content library '%s': the answer is not an object", id);
-        goto out;
-    }
-    l.id = dup_member(value, "id", &oom);
-    if (!l.id && !oom && !(l.id = strdup(id)))
-        oom = 1;
+    l.id = dup_id(value, id, &oom);
     l.name = dup_member(value, "name", &oom);
     l.type = dup_member(value, "type", &oom);
     if (oom) {
@@ -173,7 +197,6 @@ static vmop_rc library_get(struct vim_client *c, const char *id, struct vim_libr
 out:
     library_clear(&l);
     cJSON_Delete(value);
-    vbuf_free(&path);
     return rc;
 }
 
@@ -319,25 +342,15 @@ static vmop_rc item_get_into(struct vim_client *c, const char *id, struct vim_li
                              struct vmop_err *err)
 {
     struct vim_library_item it = {0};
-    struct vbuf path;
     cJSON *value = NULL;
     const cJSON *size;
     int oom = 0;
     vmop_rc rc;
 
-    rc = build_path(&path, ITEM_PATH "/id:", id, NULL, err);
+    rc = get_object(c, ITEM_PATH "/id:", "library item", id, &value, err);
     if (rc)
         goto out;
-    rc = vim_rest_call(c, "GET", vbuf_str(&path), NULL, &value, err);
-    if (rc)
-        goto out;
-    if (!cJSON_IsObject(value)) {
-        rc = vmop_fail(err, VMOP_E_PROTO, "library item '%s': the answer is not an object", id);
-        goto out;
-    }
-    it.id = dup_member(value, "id", &oom);
-    if (!it.id && !oom && !(it.id = strdup(id)))
-        oom = 1;
+    it.id = dup_id(value, id, &oom);
     it.library_id = dup_member(value, "library_id", &oom);
     it.name = dup_member(value, "name", &oom);
     it.description = dup_member(value, "description", &oom);
@@ -361,7 +374,6 @@ static vmop_rc item_get_into(struct vim_client *c, const char *id, struct vim_li
 out:
     item_clear(&it);
     cJSON_Delete(value);
-    vbuf_free(&path);
     return rc;
 }
 
@@ -374,7 +386,7 @@ vmop_rc vim_library_item_get(struct vim_client *c, const char *item_id,
 
     if (!c || !ret_item)
         return vmop_fail(err, VMOP_E_INVALID, "vim_library_item_get: bad arguments");
-    rc = check_id("library item", item_id, err);
+    rc = vim_lib_check_id("library item", item_id, err);
     if (rc)
         return rc;
     it = calloc(1, sizeof(*it));
@@ -407,7 +419,7 @@ vmop_rc vim_library_items(struct vim_client *c, const char *library_id,
 
     if (!c || !ret_list)
         return vmop_fail(err, VMOP_E_INVALID, "vim_library_items: bad arguments");
-    rc = check_id("content library", library_id, err);
+    rc = vim_lib_check_id("content library", library_id, err);
     if (rc)
         return rc;
     rc = build_path(&path, ITEM_PATH "?library_id=", library_id, NULL, err);
@@ -514,7 +526,7 @@ vmop_rc vim_rest_parse_ovf_deploy(const cJSON *value, struct vim_moref *ret_vm,
 static vmop_rc validate_deploy(const char *item_id, const struct vim_deploy_spec *spec,
                                struct vmop_err *err)
 {
-    vmop_rc rc = check_id("library item", item_id, err);
+    vmop_rc rc = vim_lib_check_id("library item", item_id, err);
     if (rc)
         return rc;
     if (!spec || !spec->name || !*spec->name)

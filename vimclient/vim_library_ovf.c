@@ -28,51 +28,15 @@
 #define DL_SESSION      "/rest/com/vmware/content/library/item/download-session"
 #define DL_SESSION_FILE "/rest/com/vmware/content/library/item/downloadsession/file/id:"
 #define VMTX_ITEM       "/rest/vcenter/vm-template/library-items/"
-#define ID_MAX          256
 #define PATH_MAX_LEN    2048
 #define MAX_FILES       10000
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 
-static vmop_rc check_id(const char *what, const char *id, struct vmop_err *err)
-{
-    if (!id || !*id)
-        return vmop_fail(err, VMOP_E_INVALID, "%s id is empty", what);
-    if (strlen(id) > ID_MAX)
-        return vmop_fail(err, VMOP_E_INVALID, "%s id is longer than %d bytes", what, ID_MAX);
-    for (const char *p = id; *p; p++)
-        if (*p == '/' || *p == '\\' || (unsigned char)*p < 0x20 || *p == 0x7f)
-            return vmop_fail(err, VMOP_E_INVALID, "%s id '%.64s' holds a path character", what, id);
-    if (!strcmp(id, ".") || !strcmp(id, ".."))
-        return vmop_fail(err, VMOP_E_INVALID, "%s id '%s' is not an id", what, id);
-    return VMOP_OK;
-}
-
-static void add_escaped(struct vbuf *b, const char *s)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-            *p == '-' || *p == '.' || *p == '_' || *p == '~') {
-            vbuf_add(b, p, 1);
-        } else {
-            char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-            vbuf_add(b, e, 3);
-        }
-    }
-}
-
 static vmop_rc build_path(struct vbuf *b, const char *prefix, const char *id, const char *suffix,
                           struct vmop_err *err)
 {
-    vbuf_init(b, PATH_MAX_LEN);
-    vbuf_adds(b, prefix);
-    add_escaped(b, id);
-    if (suffix)
-        vbuf_adds(b, suffix);
-    if (vbuf_error(b))
-        return vmop_fail(err, vbuf_error(b), "request path too long");
-    return VMOP_OK;
+    return vim_lib_path(b, PATH_MAX_LEN, prefix, id, suffix, err);
 }
 
 /* Failures that say nothing about the item: the caller must not read them as "not exposed". */
@@ -229,7 +193,7 @@ vmop_rc vim_library_item_ovf(struct vim_client *c, const char *item_id, size_t m
 
     if (!c || !ret_data || !ret_len)
         return vmop_fail(err, VMOP_E_INVALID, "vim_library_item_ovf: bad arguments");
-    rc = check_id("library item", item_id, err);
+    rc = vim_lib_check_id("library item", item_id, err);
     if (rc)
         return rc;
     if (!max_bytes)
@@ -274,7 +238,7 @@ vmop_rc vim_library_item_ovf(struct vim_client *c, const char *item_id, size_t m
     rc = vim_rest_call(c, "POST", DL_SESSION, body, &sid, err);
     if (rc)
         goto out;
-    if (!cJSON_IsString(sid) || check_id("download session", sid->valuestring, NULL)) {
+    if (!cJSON_IsString(sid) || vim_lib_check_id("download session", sid->valuestring, NULL)) {
         rc = vmop_fail(err, VMOP_E_PROTO, "library item '%s': no usable download session id",
                        item_id);
         cJSON_Delete(sid);
@@ -357,7 +321,7 @@ vmop_rc vim_library_item_template(struct vim_client *c, const char *item_id,
 
     if (!c || !ret_info)
         return vmop_fail(err, VMOP_E_INVALID, "vim_library_item_template: bad arguments");
-    rc = check_id("library item", item_id, err);
+    rc = vim_lib_check_id("library item", item_id, err);
     if (rc)
         return rc;
     t = calloc(1, sizeof(*t));

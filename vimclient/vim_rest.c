@@ -352,14 +352,50 @@ out:
     return rc;
 }
 
+/* Sends req (whose headers must be `headers`, with headers[0] free for the session header),
+ * logging in first when needed and once more on a 401. *resp gets the answer (the caller
+ * vbuf_free()s its body, also on failure). A 401 after the new login is VMOP_E_AUTH. */
+static vmop_rc rest_send(struct vim_client *c, struct vim_rest_state *r,
+                         const struct vim_http_req *req, const char **headers, const char *what,
+                         struct vim_http_resp *resp, struct vmop_err *err)
+{
+    char *hdr = NULL;
+    uint64_t gen = 0;
+    vmop_rc rc;
+
+    for (int attempt = 0;; attempt++) {
+        free_secret(hdr);
+        hdr = NULL;
+        rc = rest_session_header(c, r, attempt > 0, gen, &hdr, &gen, err);
+        if (rc)
+            goto out;
+        headers[0] = hdr;
+        vbuf_free(&resp->body);
+        memset(resp, 0, sizeof(*resp));
+        __atomic_add_fetch(&c->n_rest_calls, 1, __ATOMIC_RELAXED);
+        rc = vim_http_do(c, req, resp, err);
+        if (rc)
+            goto out;
+        if (resp->status != 401 || attempt > 0)
+            break;
+        /* 401: the session expired (idle timeout, server restart): log in again, once. */
+    }
+    if (resp->status == 401)
+        rc = vmop_fail_fault(err, VMOP_E_AUTH, "unauthenticated", 401,
+                             "%s: session refused again right after a new login (HTTP 401)", what);
+out:
+    headers[0] = NULL;
+    free_secret(hdr);
+    return rc;
+}
+
 vmop_rc vim_rest_call(struct vim_client *c, const char *method, const char *path, const cJSON *body,
                       cJSON **ret_value, struct vmop_err *err)
 {
     struct vim_rest_state *r = NULL;
     struct vim_http_resp resp = {0};
-    char *json = NULL, *hdr = NULL;
+    char *json = NULL;
     char what[REST_PATH_MAX + 16];
-    uint64_t gen = 0;
     vmop_rc rc;
 
     if (!c || !method || !path || path[0] != '/')
@@ -380,7 +416,7 @@ vmop_rc vim_rest_call(struct vim_client *c, const char *method, const char *path
         }
     }
 
-    for (int attempt = 0;; attempt++) {
+    {
         const char *headers[4] = {NULL, "Accept: application/json", NULL, NULL};
         struct vim_http_req req = {
             .method = method,
@@ -390,32 +426,13 @@ vmop_rc vim_rest_call(struct vim_client *c, const char *method, const char *path
             .body_len = json ? strlen(json) : 0,
             .headers = headers,
         };
-
-        free_secret(hdr);
-        hdr = NULL;
-        rc = rest_session_header(c, r, attempt > 0, gen, &hdr, &gen, err);
+        rc = rest_send(c, r, &req, headers, what, &resp, err);
         if (rc)
             goto out;
-        headers[0] = hdr;
-        vbuf_free(&resp.body);
-        memset(&resp, 0, sizeof(resp));
-        __atomic_add_fetch(&c->n_rest_calls, 1, __ATOMIC_RELAXED);
-        rc = vim_http_do(c, &req, &resp, err);
-        if (rc)
-            goto out;
-        if (resp.status != 401 || attempt > 0)
-            break;
-        /* 401: the session expired (idle timeout, server restart): log in again, once. */
-    }
-    if (resp.status == 401) {
-        rc = vmop_fail_fault(err, VMOP_E_AUTH, "unauthenticated", 401,
-                             "%s: session refused again right after a new login (HTTP 401)", what);
-        goto out;
     }
     rc = vim_rest_parse_reply(resp.status, vbuf_str(&resp.body), resp.body.len, what, ret_value,
                               err);
 out:
-    free_secret(hdr);
     cJSON_free(json);
     vbuf_free(&resp.body);
     return rc;
@@ -464,9 +481,7 @@ vmop_rc vim_rest_raw(struct vim_client *c, const char *method, const char *path,
 {
     struct vim_rest_state *r = NULL;
     struct vim_http_resp resp = {0};
-    char *hdr = NULL;
     char what[REST_PATH_MAX + 16];
-    uint64_t gen = 0;
     vmop_rc rc;
 
     if (!c || !method || !path || path[0] != '/' || (body_len && !body))
@@ -478,7 +493,7 @@ vmop_rc vim_rest_raw(struct vim_client *c, const char *method, const char *path,
     rc = rest_state(c, &r, err);
     if (rc)
         return rc;
-    for (int attempt = 0;; attempt++) {
+    {
         const char *headers[2] = {NULL, NULL};
         struct vim_http_req req = {
             .method = method,
@@ -489,30 +504,13 @@ vmop_rc vim_rest_raw(struct vim_client *c, const char *method, const char *path,
             .headers = headers,
             .max_body = max_resp,
         };
-
-        free_secret(hdr);
-        hdr = NULL;
-        rc = rest_session_header(c, r, attempt > 0, gen, &hdr, &gen, err);
+        rc = rest_send(c, r, &req, headers, what, &resp, err);
         if (rc)
             goto out;
-        headers[0] = hdr;
-        vbuf_free(&resp.body);
-        memset(&resp, 0, sizeof(resp));
-        __atomic_add_fetch(&c->n_rest_calls, 1, __ATOMIC_RELAXED);
-        rc = vim_http_do(c, &req, &resp, err);
-        if (rc)
-            goto out;
-        if (resp.status != 401 || attempt > 0)
-            break;
     }
     if (resp.status < 200 || resp.status >= 300) {
-        if (resp.status == 401)
-            rc = vmop_fail_fault(err, VMOP_E_AUTH, "unauthenticated", 401,
-                                 "%s: session refused again right after a new login (HTTP 401)",
-                                 what);
-        else
-            rc = vim_rest_parse_reply(resp.status, vbuf_str(&resp.body), resp.body.len, what, NULL,
-                                      err);
+        rc =
+            vim_rest_parse_reply(resp.status, vbuf_str(&resp.body), resp.body.len, what, NULL, err);
         if (!rc) /* cannot happen for a non-2xx, but never report success for one */
             rc = vmop_fail(err, VMOP_E_HTTP, "%s: HTTP %ld", what, resp.status);
         goto out;
@@ -531,7 +529,6 @@ vmop_rc vim_rest_raw(struct vim_client *c, const char *method, const char *path,
             *ret_len = len;
     }
 out:
-    free_secret(hdr);
     vbuf_free(&resp.body);
     return rc;
 }

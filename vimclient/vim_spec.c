@@ -360,27 +360,10 @@ vmop_rc vim_cs_nic_remove(struct vim_config_spec *s, const struct vim_nic *nic)
 
 /* ---- serializer ---------------------------------------------------------------------------- */
 
-static const char *cs_shares_level(enum vim_shares_level l)
-{
-    switch (l) {
-    case VIM_SHARES_LOW:
-        return "low";
-    case VIM_SHARES_NORMAL:
-        return "normal";
-    case VIM_SHARES_HIGH:
-        return "high";
-    case VIM_SHARES_CUSTOM:
-        return "custom";
-    case VIM_SHARES_UNSET:
-        break;
-    }
-    return NULL;
-}
-
 /* ResourceAllocationInfo, members in WSDL order; VIM_ALLOC_UNSET / -1 / UNSET are left out. */
 static void cs_add_alloc(struct vbuf *b, const char *elem, const struct vim_alloc *a)
 {
-    const char *level = cs_shares_level(a->shares_level);
+    const char *level = vim_shares_level_str(a->shares_level);
 
     vbuf_addf(b, "<%s>", elem);
     if (a->reservation != VIM_ALLOC_UNSET)

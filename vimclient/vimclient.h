@@ -171,6 +171,8 @@ enum vim_shares_level {
     VIM_SHARES_HIGH,
     VIM_SHARES_CUSTOM,
 };
+/* vSphere spelling: "low", "normal", "high", "custom"; NULL for VIM_SHARES_UNSET. */
+const char *vim_shares_level_str(enum vim_shares_level l);
 
 /* ResourceAllocationInfo. Absent numbers are -2 in a read (VIM_ALLOC_UNSET); limit -1 = unlimited.
  */

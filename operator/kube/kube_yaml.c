@@ -35,6 +35,46 @@ static vmop_rc yfail(struct yparser *p, vmop_rc rc, int lineno, const char *what
     return vmop_fail(p->err, rc, "kubeconfig YAML line %d: %s", lineno, what);
 }
 
+/* An empty node (YAML null); NULL after recording NOMEM. */
+static cJSON *null_node(struct yparser *p, int lineno)
+{
+    cJSON *v = cJSON_CreateNull();
+    if (!v)
+        yfail(p, VMOP_E_NOMEM, lineno, "out of memory");
+    return v;
+}
+
+/* obj[key] = v, taking key and v (both freed here on failure; key always). v NULL (its failure
+ * already recorded) or a key obj already holds (VMOP_E_INVALID `dup_msg`) is -1, else 0. */
+static int add_member(struct yparser *p, int lineno, cJSON *obj, char *key, cJSON *v,
+                      const char *dup_msg)
+{
+    if (!v) {
+        free(key);
+        return -1;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(obj, key)) {
+        free(key);
+        cJSON_Delete(v);
+        yfail(p, VMOP_E_INVALID, lineno, dup_msg);
+        return -1;
+    }
+    cJSON_AddItemToObject(obj, key, v);
+    free(key);
+    return 0;
+}
+
+/* A finished block node at indent ind: a next line indented deeper is an error (node freed). */
+static cJSON *block_end(struct yparser *p, int ind, cJSON *node)
+{
+    if (p->i < p->n && p->lines[p->i].indent > ind) {
+        yfail(p, VMOP_E_INVALID, p->lines[p->i].lineno, "unexpected indentation");
+        cJSON_Delete(node);
+        return NULL;
+    }
+    return node;
+}
+
 static int count_node(struct yparser *p, int lineno)
 {
     if (++p->nodes > KUBE_YAML_MAX_NODES) {
@@ -331,22 +371,10 @@ static cJSON *flow_collection(struct yparser *p, int lineno, const char **sp)
                 (*sp)++;
                 v = flow_value(p, lineno, sp, 1);
             } else {
-                v = cJSON_CreateNull();
-                if (!v)
-                    yfail(p, VMOP_E_NOMEM, lineno, "out of memory");
+                v = null_node(p, lineno);
             }
-            if (!v) {
-                free(key);
+            if (add_member(p, lineno, c, key, v, "duplicate key in flow mapping"))
                 goto fail;
-            }
-            if (cJSON_GetObjectItemCaseSensitive(c, key)) {
-                free(key);
-                cJSON_Delete(v);
-                yfail(p, VMOP_E_INVALID, lineno, "duplicate key in flow mapping");
-                goto fail;
-            }
-            cJSON_AddItemToObject(c, key, v);
-            free(key);
         } else {
             cJSON *v = flow_value(p, lineno, sp, 1);
             if (!v)
@@ -531,28 +559,12 @@ static cJSON *parse_map(struct yparser *p, int ind)
         } else if (p->i < p->n && p->lines[p->i].indent == ind && is_seq_item(p->lines[p->i].s)) {
             v = parse_seq(p, ind);
         } else {
-            v = cJSON_CreateNull();
-            if (!v)
-                yfail(p, VMOP_E_NOMEM, lineno, "out of memory");
+            v = null_node(p, lineno);
         }
-        if (!v) {
-            free(key);
+        if (add_member(p, lineno, obj, key, v, "duplicate mapping key"))
             goto fail;
-        }
-        if (cJSON_GetObjectItemCaseSensitive(obj, key)) {
-            free(key);
-            cJSON_Delete(v);
-            yfail(p, VMOP_E_INVALID, lineno, "duplicate mapping key");
-            goto fail;
-        }
-        cJSON_AddItemToObject(obj, key, v);
-        free(key);
     }
-    if (p->i < p->n && p->lines[p->i].indent > ind) {
-        yfail(p, VMOP_E_INVALID, p->lines[p->i].lineno, "unexpected indentation");
-        goto fail;
-    }
-    return obj;
+    return block_end(p, ind, obj);
 fail:
     cJSON_Delete(obj);
     return NULL;
@@ -579,9 +591,7 @@ static cJSON *parse_seq(struct yparser *p, int ind)
             if (p->i < p->n && p->lines[p->i].indent > ind) {
                 v = parse_block(p);
             } else {
-                v = cJSON_CreateNull();
-                if (!v)
-                    yfail(p, VMOP_E_NOMEM, lineno, "out of memory");
+                v = null_node(p, lineno);
             }
         } else if (is_seq_item(rest) || key_colon(rest) >= 0) {
             /* compact nested node: re-read this line as starting at the item's column */
@@ -596,11 +606,7 @@ static cJSON *parse_seq(struct yparser *p, int ind)
             goto fail;
         cJSON_AddItemToArray(arr, v);
     }
-    if (p->i < p->n && p->lines[p->i].indent > ind) {
-        yfail(p, VMOP_E_INVALID, p->lines[p->i].lineno, "unexpected indentation");
-        goto fail;
-    }
-    return arr;
+    return block_end(p, ind, arr);
 fail:
     cJSON_Delete(arr);
     return NULL;

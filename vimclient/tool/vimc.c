@@ -271,19 +271,8 @@ static int cmd_find(struct vim_client *c, const struct opts *o, int argc, char *
 
 static const char *shares_str(enum vim_shares_level l)
 {
-    switch (l) {
-    case VIM_SHARES_LOW:
-        return "low";
-    case VIM_SHARES_NORMAL:
-        return "normal";
-    case VIM_SHARES_HIGH:
-        return "high";
-    case VIM_SHARES_CUSTOM:
-        return "custom";
-    case VIM_SHARES_UNSET:
-        break;
-    }
-    return "-";
+    const char *s = vim_shares_level_str(l);
+    return s ? s : "-";
 }
 
 static void alloc_text(const struct vim_alloc *a, const char *unit, char *buf, size_t n)
