@@ -1401,12 +1401,46 @@ out:
 
 /* 1 when spec.nextRestartTime asks for a restart not done yet (status.lastRestartTime holds the
  * value of the last one done). */
-static int restart_due(const struct api_vm *vm)
+/* ExtraConfig key that records, in vCenter, the nextRestartTime a restart was started for (VM
+ * Operator's key). It is written BEFORE the reset: a crash between the two loses that one restart
+ * instead of restarting twice (at most once), and status.lastRestartTime is then taken from it. */
+#define VMC_LAST_RESTART_KEY "vmservice.lastRestartTime"
+
+static int restart_due(const struct api_vm *vm, const struct vim_vm *obs)
 {
     const char *next = vm->next_restart_time, *last = vm->status_last_restart_time;
+    const char *marked = obs ? vim_vm_extra_config(obs, VMC_LAST_RESTART_KEY) : NULL;
     if (!next || !*next || !strcasecmp(next, "now"))
         return 0;
+    if (marked && !strcmp(marked, next))
+        return 0;
     return !last || strcmp(next, last) != 0;
+}
+
+/* The restart for nextRestartTime was started (marked in vCenter) but status does not say so yet:
+ * a crash came between the two. */
+static int restart_marked_not_recorded(const struct api_vm *vm, const struct vim_vm *obs)
+{
+    const char *next = vm->next_restart_time, *last = vm->status_last_restart_time;
+    const char *marked = obs ? vim_vm_extra_config(obs, VMC_LAST_RESTART_KEY) : NULL;
+    return next && marked && !strcmp(marked, next) && (!last || strcmp(last, next) != 0);
+}
+
+/* Writes the restart marker into the VM's ExtraConfig. */
+static vmop_rc mark_restart(struct vim_client *vc, const struct vim_moref *ref, const char *next,
+                            struct vmop_err *err)
+{
+    struct vim_config_spec *cs = NULL;
+    vmop_rc rc = vim_config_spec_new(&cs);
+    if (rc != VMOP_OK)
+        return vmop_fail(err, rc, "out of memory");
+    rc = vim_cs_extra_config(cs, VMC_LAST_RESTART_KEY, next);
+    if (rc == VMOP_OK)
+        rc = vim_vm_reconfigure(vc, ref, cs, err);
+    else
+        vmop_fail(err, rc, "restart marker '%s' cannot be set", next);
+    vim_config_spec_free(cs);
+    return rc;
 }
 
 /* Restarts a powered-on VM with restartMode: Hard ResetVM_Task, Soft RebootGuest, TrySoft
@@ -1416,7 +1450,9 @@ static vmop_rc do_restart(struct rctx *r, const struct vim_moref *ref, const cha
 {
     struct vim_client *vc = vc_conn_client(r->conn);
     enum pl_mode m = pl_mode_from_api(r->vm->restart_mode);
-    vmop_rc rc;
+    vmop_rc rc = mark_restart(vc, ref, r->vm->next_restart_time, err);
+    if (rc != VMOP_OK)
+        return rc;
     if (m == PL_MODE_HARD) {
         *ret_how = "ResetVM_Task";
         return vim_vm_power(vc, ref, VIM_OP_RESET, err);
@@ -1716,7 +1752,9 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
         rc = arc;
         goto out;
     }
-    if (so.present && so.power == API_POWER_ON && out.obs.vm && restart_due(r->vm)) {
+    if (so.present && out.obs.vm && restart_marked_not_recorded(r->vm, out.obs.vm))
+        si.last_restart_time = r->vm->next_restart_time; /* started before a crash: record it */
+    if (so.present && so.power == API_POWER_ON && out.obs.vm && restart_due(r->vm, out.obs.vm)) {
         const char *how = "";
         rc = do_restart(r, &out.obs.vm->ref, &how, err);
         if (rc != VMOP_OK) {

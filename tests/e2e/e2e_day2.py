@@ -126,6 +126,10 @@ def test_restart(env):
           "lastRestartTime %r != nextRestartTime %r"
           % (vm["status"]["lastRestartTime"], vm["spec"]["nextRestartTime"]))
     wait_for(lambda: event_count(env, name, "Restarted") >= 1, "Restarted event")
+    # the restart is marked in vCenter before the reset, so a crash cannot restart twice
+    ec = env.vimc("vm", "info", vm["status"]["uniqueID"]).get("extraConfig") or {}
+    check(ec.get("vmservice.lastRestartTime") == vm["spec"]["nextRestartTime"],
+          "vmservice.lastRestartTime %r is not nextRestartTime" % ec.get("vmservice.lastRestartTime"))
     # nothing asks again: still exactly one restart a while later (the guest comes back meanwhile)
     wait_running(env, name)
     time.sleep(3)  # a window in which a second restart would show; not a wait for a condition
