@@ -47,6 +47,7 @@ struct proc {
     struct imgc *imgc;
     struct vmsvc *svc;
     struct kube_elector *el;
+    struct kube_client *lease_kc; /* the elector's own client (bounded, no retries) */
     struct health *health;
     struct metrics *metrics; /* the registry behind /metrics (operator/metrics.h) */
     struct metrics_std std;
@@ -218,9 +219,15 @@ int vmop_run(const struct vmop_config *cfg)
             .on_stopped_leading = on_stopped,
             .cb_ud = &p,
         };
+        /* The Lease gets its own client: one attempt per call (no retries) and a short timeout,
+         * so a renewal that hangs (a partition) returns well before the renew deadline and a
+         * leader that cannot renew stops before any other replica may take over. */
+        struct kube_client_opts lko = {
+            .timeout_ms = 1000, .connect_timeout_ms = 1000, .max_retries = KUBE_NO_RETRIES};
         make_identity(identity, sizeof(identity));
         eo.identity = identity;
-        if (kube_elector_new(p.kc, &eo, &p.el, &err) != VMOP_OK ||
+        if (kube_client_new(kcfg, &lko, &p.lease_kc, &err) != VMOP_OK ||
+            kube_elector_new(p.lease_kc, &eo, &p.el, &err) != VMOP_OK ||
             kube_elector_start(p.el, &err) != VMOP_OK)
             goto fail;
         vlog(VLOG_INFO, LOGGER, NULL, "leader election on %s/%s as %s", eo.ns, eo.name, identity);
@@ -272,10 +279,11 @@ out:
     vmsvc_free(p.svc);
     vmc_free(p.vmc);
     vcenters_free(p.vcs);
-    metrics_free(p.metrics); /* after every object its collectors read */
     vlog(VLOG_DEBUG, LOGGER, NULL, "vCenter sessions closed");
     kube_recorder_free(p.rec);
-    kube_elector_free(p.el);
+    kube_elector_free(p.el); /* releases the Lease: its on_stopped callback updates metrics */
+    kube_client_free(p.lease_kc);
+    metrics_free(p.metrics); /* after every object its collectors or callbacks touch */
     kube_client_free(p.kc);
     kube_config_free(kcfg);
     kube_global_cleanup();

@@ -319,22 +319,38 @@ vmop_rc kube_elector_try(struct kube_elector *el, struct vmop_err *err)
     return VMOP_OK;
 }
 
+/* Leading, but the last successful renewal is renew_deadline old: leadership is over. */
+static int past_deadline(struct kube_elector *el, int64_t now)
+{
+    return el->leading && now - el->last_renew_ms >= el->o.renew_deadline_ms;
+}
+
 long kube_elector_step(struct kube_elector *el)
 {
     struct vmop_err err = {0};
-    int64_t now = now_ms(el);
-    vmop_rc rc = kube_elector_try(el, &err);
+    int64_t now = now_ms(el), after;
+    vmop_rc rc;
+    int late;
+    pthread_mutex_lock(&el->lock);
+    late = past_deadline(el, now);
+    pthread_mutex_unlock(&el->lock);
+    /* A leader past its deadline stops without asking the API server again: a renewal that
+     * succeeded now would not undo the time in which another replica may have taken over. */
+    rc = late ? VMOP_E_TIMEOUT : kube_elector_try(el, &err);
+    /* The deadline is judged on the clock after the call: a call that hung must not count as
+     * time spent leading. A success counts from before the call (the renewTime it wrote). */
+    after = now_ms(el);
     pthread_mutex_lock(&el->lock);
     int was = el->leading, started = 0, lost = 0;
     if (el->done) {
         pthread_mutex_unlock(&el->lock);
         return -1;
     }
-    if (rc == VMOP_OK) {
+    if (rc == VMOP_OK && !late) {
         el->leading = 1;
         el->last_renew_ms = now;
         started = !was;
-    } else if (was && now - el->last_renew_ms >= el->o.renew_deadline_ms) {
+    } else if (was && after - el->last_renew_ms >= el->o.renew_deadline_ms) {
         el->leading = 0;
         el->done = 1;
         lost = 1;
@@ -358,6 +374,15 @@ static void *elector_main(void *arg)
         long wait = kube_elector_step(el);
         if (wait < 0)
             break;
+        /* Wake up by the renew deadline at the latest, so leadership ends on time even when the
+         * retry period would sleep past it. */
+        pthread_mutex_lock(&el->lock);
+        if (el->leading) {
+            int64_t left = el->last_renew_ms + el->o.renew_deadline_ms - now_ms(el);
+            if (left < wait)
+                wait = left > 0 ? (long)left : 0;
+        }
+        pthread_mutex_unlock(&el->lock);
         kube_sleep_ms(wait, &el->stop);
     }
     return NULL;
