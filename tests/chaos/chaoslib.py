@@ -1,0 +1,432 @@
+"""chaoslib.py: shared helpers of the chaos, fault, HA and bad-input tests and the benchmarks.
+
+Env starts tests/devenv (vCenter simulator + Kubernetes API test server + vmop) in a fresh temporary
+directory, drives it with kubectl (fresh KUBECACHEDIR), reads vCenter back with vimc, flips the
+API server's fault switches (/_testapi/faults) and checks the end-state invariants:
+  - every VirtualMachine resource has exactly one VM in vCenter (by vmservice.namespacedName and
+    instance UUID) and status points at it;
+  - no VM in vCenter that was not there at the start is without a resource (image cache templates
+    vmop-image-* excepted);
+  - no resource that is being deleted keeps its finalizer;
+  - every remaining VM is powered as its spec says (PoweredOn: with an IP).
+Every wait is bounded polling. Nothing secret is printed.
+"""
+import json
+import os
+import shutil
+import signal
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WAIT = float(os.environ.get("E2E_WAIT_S", "120"))
+NS = "default"
+FINALIZER = "vmoperator.vmware.com/virtualmachine"
+
+
+class Env:
+    """One devenv. vcsim_args: extra simulator flags; start_operator False: only sim + API."""
+
+    def __init__(self, build, vcsim_args="", workers=8, tag="chaos"):
+        self.build = build
+        self.dir = tempfile.mkdtemp(prefix="vmop-%s." % tag)
+        self.env = dict(os.environ)
+        self.env.update({"VMOP_BUILD_DIR": build, "DEVENV_NO_BUILD": "1",
+                         "KUBECONFIG": os.path.join(self.dir, "kubeconfig"),
+                         "KUBECACHEDIR": os.path.join(self.dir, "kubecache"),
+                         "VMOP_WORKERS": str(workers),
+                         "DEVENV_VCSIM_ARGS": vcsim_args})
+        self.extra = []  # processes started by the test itself (replicas, proxies)
+        self.baseline = set()
+        self.san = []
+
+    # ---- lifecycle ----
+    def devenv(self, *args):
+        subprocess.run([os.path.join(ROOT, "tests/devenv")] + list(args), env=self.env,
+                       check=True, stdout=subprocess.DEVNULL, timeout=240)
+
+    def up(self):
+        self.devenv("up", self.dir)
+        vc = json.load(open(os.path.join(self.dir, "vcenter.json")))
+        self.sim = json.load(open(os.path.join(self.dir, "vcsim.json")))
+        self.env.update({"VIMC_URL": vc["url"], "VIMC_USERNAME": vc["username"],
+                         "VIMC_PASSWORD": vc["password"], "VIMC_THUMBPRINT": vc["thumbprint"]})
+        self.api_port = int(open(os.path.join(self.dir, "apiserver.port")).read())
+        self.token = open(os.path.join(self.dir, ".token")).read().strip()
+        self.baseline = {e["moref"] for e in self.vimc("ls", "vm") or []}
+
+    def down(self):
+        for p in self.extra:
+            stop_proc(p)
+        try:
+            self.devenv("down", self.dir)
+        finally:
+            self.san = sanitizer_findings(self.dir)
+            if os.environ.get("E2E_KEEP"):
+                print("kept", self.dir)
+            else:
+                shutil.rmtree(self.dir, ignore_errors=True)
+
+    def operator_pid(self):
+        try:
+            return int(open(os.path.join(self.dir, "operator.pid")).read())
+        except (OSError, ValueError):
+            return None
+
+    def kill_operator(self):
+        pid = self.operator_pid()
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            wait_for(lambda: not alive(pid), "operator %d gone" % pid, timeout=10)
+
+    def restart_operator(self):
+        self.devenv("restart", self.dir, "operator")
+
+    # ---- kubectl ----
+    def kubectl(self, *args, stdin=None, check=True, timeout=90):
+        p = subprocess.run(["kubectl", "--request-timeout=30s"] + list(args), env=self.env,
+                           input=stdin, capture_output=True, text=True, timeout=timeout)
+        if check and p.returncode != 0:
+            raise AssertionError("kubectl %s failed: %s" % (" ".join(args[:3]), p.stderr.strip()[-300:]))
+        return p
+
+    def kubectl_retry(self, *args, stdin=None, tries=20):
+        """kubectl under injected faults: retried (bounded) until it succeeds."""
+        last = None
+        for _ in range(tries):
+            p = self.kubectl(*args, stdin=stdin, check=False)
+            if p.returncode == 0:
+                return p
+            last = p.stderr.strip()[-300:]
+            time.sleep(0.3)
+        raise AssertionError("kubectl %s kept failing: %s" % (" ".join(args[:3]), last))
+
+    def apply(self, objs):
+        for o in objs:
+            self.kubectl_retry("apply", "-f", "-", stdin=json.dumps(o))
+
+    def get(self, kind, name, ns=NS):
+        for _ in range(20):
+            p = self.kubectl("get", kind, name, "-n", ns, "-o", "json", check=False)
+            if p.returncode == 0:
+                return json.loads(p.stdout)
+            if "NotFound" in p.stderr or "not found" in p.stderr:
+                return None
+            time.sleep(0.3)  # an injected fault: try again
+        raise AssertionError("kubectl get %s %s kept failing" % (kind, name))
+
+    def list_vms(self, ns=NS):
+        p = self.kubectl_retry("get", "vm", "-n", ns, "-o", "json")
+        return json.loads(p.stdout)["items"]
+
+    def events(self, name=None, ns=NS):
+        args = ["get", "events", "-n", ns, "-o", "json"]
+        if name:
+            args += ["--field-selector", "involvedObject.name=%s" % name]
+        return json.loads(self.kubectl_retry(*args).stdout)["items"]
+
+    # ---- vCenter ----
+    def vimc(self, *args, check=True):
+        p = subprocess.run([os.path.join(self.build, "vimclient/tool/vimc"), "--json"] + list(args),
+                           env=self.env, capture_output=True, text=True, timeout=60)
+        if check and p.returncode != 0:
+            raise AssertionError("vimc %s failed: %s" % (" ".join(args), p.stderr.strip()))
+        return json.loads(p.stdout) if p.returncode == 0 and p.stdout.strip() else None
+
+    def vc_vms(self):
+        """{moref: info} of every VM not in the start-up baseline (vm info may race a destroy)."""
+        refs = [e["moref"] for e in self.vimc("ls", "vm") or [] if e["moref"] not in self.baseline]
+        with ThreadPoolExecutor(max_workers=6) as ex:
+            infos = list(ex.map(lambda r: self.vimc("vm", "info", r, check=False), refs))
+        return {r: i for r, i in zip(refs, infos) if i}
+
+    # ---- API server fault switches ----
+    def faults(self, method, body=None):
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE  # loopback test server with a throwaway CA
+        req = urllib.request.Request("https://127.0.0.1:%d/_testapi/faults" % self.api_port,
+                                     method=method,
+                                     data=json.dumps(body).encode() if body is not None else None,
+                                     headers={"Authorization": "Bearer " + self.token,
+                                              "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
+            txt = r.read().decode()
+        return json.loads(txt) if txt.strip() else None
+
+    # ---- operator ----
+    def health_port(self):
+        return int(open(os.path.join(self.dir, "health.port")).read())
+
+    def metrics(self, port=None, series=False):
+        return scrape(port or self.health_port(), series)
+
+    def operator_log(self, n=40, path=None):
+        try:
+            return "".join(open(path or os.path.join(self.dir, "operator.log")).readlines()[-n:])
+        except OSError:
+            return ""
+
+
+SAN_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+
+
+def sanitizer_findings(d):
+    """Sanitizer reports (ASan/LSan/UBSan builds) in the logs of DIR: ['log: line', ...]."""
+    out = []
+    for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if not f.endswith(".log"):
+            continue
+        try:
+            for ln in open(os.path.join(d, f), errors="replace"):
+                if any(m in ln for m in SAN_MARKS):
+                    out.append("%s: %s" % (f, ln.strip()[:200]))
+        except OSError:
+            pass
+    return out
+
+
+def scrape(port, series=False):
+    """Prometheus text -> {metric name: sum over its label sets} (series: {name{labels}: value});
+    {} when unreachable."""
+    out = {}
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+            txt = r.read().decode()
+    except OSError:
+        return out
+    for line in txt.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        parts = line.rsplit(" ", 1)
+        if len(parts) != 2:
+            continue
+        name = parts[0] if series else parts[0].split("{", 1)[0]
+        try:
+            out[name] = out.get(name, 0.0) + float(parts[1])
+        except ValueError:
+            pass
+    return out
+
+
+def reconciles(m):
+    """VirtualMachine reconciles from a scrape (the metrics registry name, else vmop.c's)."""
+    return m.get("vmop_reconcile_total", m.get("vmop_vm_reconciles_total", 0))
+
+
+def reconcile_errors(m):
+    return m.get("vmop_reconcile_errors_total", m.get("vmop_vm_reconcile_failures_total", 0))
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie child counts as gone
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def stop_proc(p):
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGCONT)
+        except OSError:
+            pass
+        p.terminate()
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(10)
+
+
+def check(c, msg):
+    if not c:
+        raise AssertionError(msg)
+
+
+def wait_for(fn, what, timeout=WAIT, period=0.3):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = fn()
+        if v:
+            return v
+        time.sleep(period)
+    raise AssertionError("timed out after %.0fs waiting for %s" % (timeout, what))
+
+
+def cond(vm, ctype):
+    for c in ((vm or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == ctype:
+            return c
+    return None
+
+
+def vm_obj(name, cls="best-effort-small", image="vmop-tiny-ovf", sc="wcp-default", secret=None,
+           extra=None, ns=NS):
+    spec = {"className": cls, "imageName": image, "storageClass": sc}
+    if secret:
+        spec["bootstrap"] = {"cloudInit": {"rawCloudConfig": {"name": secret, "key": "user-data"}}}
+    if extra:
+        spec.update(extra)
+    return {"apiVersion": "vmoperator.vmware.com/v1alpha5", "kind": "VirtualMachine",
+            "metadata": {"name": name, "namespace": ns}, "spec": spec}
+
+
+def secret_obj(name, data=None, ns=NS):
+    o = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": ns}}
+    if data is None:
+        o["stringData"] = {"user-data": "#cloud-config\nusers:\n- name: chaos\n"}
+    else:
+        o["data"] = data
+    return o
+
+
+def vm_ok(vm):
+    """The resource agrees with its spec: power state (and an IP when on), not being deleted."""
+    if not vm:
+        return False
+    st = vm.get("status") or {}
+    want = (vm.get("spec") or {}).get("powerState") or "PoweredOn"
+    if not st.get("uniqueID") or st.get("powerState") != want:
+        return False
+    if want == "PoweredOn" and not (st.get("network") or {}).get("primaryIP4"):
+        return False
+    return True
+
+
+def wait_converged(env, names, timeout=WAIT):
+    """All names exist and agree with their spec (one kubectl list per poll)."""
+    def ok():
+        vms = {v["metadata"]["name"]: v for v in env.list_vms()}
+        bad = [n for n in names if not vm_ok(vms.get(n))]
+        ok.bad = bad
+        return not bad
+    ok.bad = names
+    try:
+        wait_for(ok, "%d VMs converged" % len(names), timeout=timeout, period=1.0)
+    except AssertionError as e:
+        raise AssertionError("%s (still not: %s)\n%s" % (e, " ".join(ok.bad[:8]), "\n".join(
+            describe(env.get("vm", n)) for n in ok.bad[:3])))
+
+
+def describe(vm):
+    """One line per stuck resource: spec vs status, generations, conditions that are not True."""
+    if not vm:
+        return "  (gone)"
+    md, sp, st = vm["metadata"], vm.get("spec") or {}, vm.get("status") or {}
+    conds = ["%s=%s %s %s (og %s)" % (c.get("type"), c.get("status"), c.get("reason"),
+                                       (c.get("message") or "")[:80], c.get("observedGeneration"))
+             for c in st.get("conditions") or [] if c.get("status") != "True"]
+    return "  %s: gen %s rv %s spec.powerState %s status.powerState %s uniqueID %s ip %s " \
+           "deleting %s; not True: %s" % (md["name"], md.get("generation"),
+                                          md.get("resourceVersion"), sp.get("powerState"),
+                                          st.get("powerState"), st.get("uniqueID"),
+                                          (st.get("network") or {}).get("primaryIP4"),
+                                          bool(md.get("deletionTimestamp")), conds)
+
+
+def wait_gone(env, names, timeout=WAIT):
+    def ok():
+        have = {v["metadata"]["name"] for v in env.list_vms()}
+        ok.left = sorted(have & set(names))
+        return not ok.left
+    ok.left = names
+    try:
+        wait_for(ok, "%d VMs deleted" % len(names), timeout=timeout, period=1.0)
+    except AssertionError as e:
+        raise AssertionError("%s (left: %s)" % (e, " ".join(ok.left[:8])))
+
+
+def invariants(env, expect_names=None):
+    """Checks the end-state invariants (see the top of this file); returns a summary dict."""
+    vms = env.list_vms()
+    by_name = {v["metadata"]["name"]: v for v in vms}
+    vc = env.vc_vms()
+    counts = {}
+    leaked = []
+    for ref, info in vc.items():
+        nn = (info.get("extraConfig") or {}).get("vmservice.namespacedName")
+        name = info.get("name") or ""
+        if nn:
+            counts.setdefault(nn, []).append((ref, info))
+        elif not name.startswith("vmop-image-"):
+            leaked.append("%s (%s, no vmservice.namespacedName)" % (ref, name))
+    for nn, lst in counts.items():
+        ns, _, n = nn.partition("/")
+        if ns != NS or n not in by_name:
+            leaked.extend("%s (%s: no resource)" % (r, nn) for r, _ in lst)
+    check(not leaked, "VMs in vCenter without a resource: %s" % ", ".join(leaked))
+    for n, vm in by_name.items():
+        md = vm["metadata"]
+        check(not md.get("deletionTimestamp"),
+              "%s is being deleted and still has finalizers %s" % (n, md.get("finalizers")))
+        lst = counts.get("%s/%s" % (NS, n), [])
+        check(len(lst) == 1, "%s/%s has %d VMs in vCenter (%s)" % (NS, n, len(lst),
+                                                                    [r for r, _ in lst]))
+        ref, info = lst[0]
+        st = vm.get("status") or {}
+        check(st.get("uniqueID") == ref.split(":")[-1] or st.get("uniqueID") == ref,
+              "%s: status.uniqueID %s, vCenter %s" % (n, st.get("uniqueID"), ref))
+        check(info.get("instanceUuid") == vm["spec"].get("instanceUUID"),
+              "%s: instance UUID differs from spec" % n)
+        want = vm["spec"].get("powerState") or "PoweredOn"
+        vc_power = {"PoweredOn": "poweredOn", "PoweredOff": "poweredOff",
+                    "Suspended": "suspended"}[want]
+        check(info.get("powerState") == vc_power,
+              "%s: vCenter power %s, spec %s" % (n, info.get("powerState"), want))
+        if want == "PoweredOn":
+            check((st.get("network") or {}).get("primaryIP4"), "%s: no IP" % n)
+    if expect_names is not None:
+        check(set(expect_names) <= set(by_name), "resources missing: %s" %
+              sorted(set(expect_names) - set(by_name)))
+    return {"resources": len(by_name), "vcenter_vms": len(vc)}
+
+
+def delete_all(env, names):
+    for n in names:
+        env.kubectl_retry("delete", "vm", n, "-n", NS, "--wait=false", "--ignore-not-found")
+
+
+def run_tests(tests, only, make_env):
+    """Runs [(name, fn)] (fn(env)) in one env from make_env(); prints PASS/FAIL; exit code."""
+    import shutil as _sh
+    if not _sh.which("kubectl"):
+        print("SKIP: kubectl not found")
+        return 77
+    failures = []
+    env = make_env()
+    try:
+        env.up()
+        for name, fn in tests:
+            if only and name not in only:
+                continue
+            t0 = time.monotonic()
+            try:
+                fn(env)
+                print("PASS %s (%.1fs)" % (name, time.monotonic() - t0), flush=True)
+            except AssertionError as e:
+                failures.append(name)
+                print("FAIL %s (%.1fs): %s" % (name, time.monotonic() - t0, e), flush=True)
+                print("---- operator log (tail) ----\n" + env.operator_log(), flush=True)
+    finally:
+        env.down()
+    if env.san:
+        failures.append("sanitizers")
+        print("FAIL sanitizers:\n  " + "\n  ".join(env.san[:20]), flush=True)
+    print("%d failed: %s" % (len(failures), " ".join(failures)) if failures else "all passed")
+    return 1 if failures else 0
