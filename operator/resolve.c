@@ -488,9 +488,11 @@ static int check_bootstrap(const struct rs_inputs *in, struct rs_result *r, vmop
             if (nonempty(tried[i]))
                 vrc = secret_value(secret, tried[i], &raw, &raw_len, &verr);
         if (vrc == VMOP_E_NOT_FOUND) {
+            /* the keys tried, each once: the given key, then the fallbacks */
+            int extra = nonempty(key) && strcmp(key, "user-data") && strcmp(key, "value");
             cond_add(r, COND_BOOTSTRAP_READY, 1, API_COND_FALSE, "RequiredKeyNotFound",
-                     "Secret \"%s\" has none of the keys \"%s\", \"user-data\", \"value\"", name,
-                     nonempty(key) ? key : "");
+                     "Secret \"%s\" has none of the keys %s%s%s\"user-data\", \"value\"", name,
+                     extra ? "\"" : "", extra ? key : "", extra ? "\", " : "");
             return 0;
         }
         if (vrc == VMOP_OK)

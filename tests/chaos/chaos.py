@@ -156,6 +156,11 @@ class KubeFaults(threading.Thread):
                 time.sleep(0.3)
 
 
+# Under repeated injected 409/429/500 answers a key's retry backoff (capped at 60 s by the VM
+# controller) can stack up: convergence gets more room than the default wait.
+KUBE_FAULT_WAIT = 240
+
+
 def scenario_kube(env):
     names = ["cf-%d" % i for i in range(6)]
     pid = env.operator_pid()
@@ -170,18 +175,18 @@ def scenario_kube(env):
             cl.wait_for(lambda: f.rounds > r, "a fault round", timeout=20, period=0.1)
         next_round()
         create_batch(env, names)
-        cl.wait_converged(env, names)
+        cl.wait_converged(env, names, timeout=KUBE_FAULT_WAIT)
         next_round()
         for n in names[:2]:
             patch_vm(env, n, {"powerState": "PoweredOff"})
-        cl.wait_converged(env, names)
+        cl.wait_converged(env, names, timeout=KUBE_FAULT_WAIT)
         next_round()
         for n in names[:2]:
             patch_vm(env, n, {"powerState": "PoweredOn"})
         next_round()
         cl.delete_all(env, names[-2:])
-        cl.wait_converged(env, names[:-2])
-        cl.wait_gone(env, names[-2:])
+        cl.wait_converged(env, names[:-2], timeout=KUBE_FAULT_WAIT)
+        cl.wait_gone(env, names[-2:], timeout=KUBE_FAULT_WAIT)
         next_round()
     finally:
         f.stop()
