@@ -11,9 +11,7 @@ status.network.primaryIP4 must be it. Usage: e2e_cloudinit.py BUILD_DIR. Prints 
 """
 import base64
 import gzip
-import json
 import os
-import shutil
 import sys
 import tempfile
 
@@ -90,23 +88,7 @@ def test_guestinfo(env):
 
 
 def main():
-    if not shutil.which("kubectl"):
-        print("SKIP: kubectl not found")
-        return 77
-    env = e.Env()
-    failed = False
-    try:
-        env.up()
-        try:
-            test_guestinfo(env)
-            print("PASS guestinfo decoded by cloud-init")
-        except AssertionError as err:
-            failed = True
-            print("FAIL guestinfo: %s" % err)
-            print("---- operator log (tail) ----\n" + env.operator_log())
-    finally:
-        env.down()
-    return 1 if failed else 0
+    return e.run_main([("guestinfo decoded by cloud-init", test_guestinfo)])
 
 
 if __name__ == "__main__":

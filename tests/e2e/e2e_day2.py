@@ -17,7 +17,6 @@ Every wait is bounded polling. Usage: e2e_day2.py BUILD_DIR [TEST...]. Never pri
 """
 import json
 import os
-import shutil
 import ssl
 import sys
 import threading
@@ -26,11 +25,9 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_vm as base  # noqa: E402  (shares Env, wait_for, cond, vm_obj; reads sys.argv[1])
-from e2e_vm import NS, check, cond, vm_obj, wait_cond, wait_for, wait_running  # noqa: E402
+from e2e_vm import NS, check, vm_obj, wait_cond, wait_for, wait_running  # noqa: E402
 
-ONLY = sys.argv[2:]
 FAST = float(os.environ.get("E2E_FEED_WAIT_S", "20"))  # "within seconds" (resync is 600 s)
-failures = []
 
 
 def events(env, name, reason):
@@ -256,28 +253,10 @@ TESTS = [("drift", test_drift), ("restart", test_restart), ("resize", test_resiz
 
 
 def main():
-    if not shutil.which("kubectl"):
-        print("SKIP: kubectl not found")
-        return 77
-    env = base.Env()
-    env.env["DEVENV_VCSIM_ARGS"] = ""
-    try:
-        env.up()
-        for name, fn in TESTS:
-            if ONLY and name not in ONLY:
-                continue
-            t0 = time.monotonic()
-            try:
-                fn(env)
-                print("PASS %s (%.1fs)" % (name, time.monotonic() - t0), flush=True)
-            except AssertionError as e:
-                failures.append(name)
-                print("FAIL %s: %s" % (name, e), flush=True)
-                print("---- operator log (tail) ----\n" + env.operator_log(), flush=True)
-    finally:
-        env.down()
-    print("%d failed: %s" % (len(failures), " ".join(failures)) if failures else "all passed")
-    return 1 if failures else 0
+    def prepare(env):
+        env.env["DEVENV_VCSIM_ARGS"] = ""
+
+    return base.run_main(TESTS, prepare)
 
 
 if __name__ == "__main__":

@@ -27,8 +27,6 @@ ONLY = sys.argv[2:]
 WAIT = float(os.environ.get("E2E_WAIT_S", "90"))
 NS = "default"
 
-failures = []
-
 
 class Env:
     def __init__(self):
@@ -333,14 +331,20 @@ TESTS = [("create", test_create), ("prereqs", test_prereqs), ("paused", test_pau
          ("delete", test_delete), ("restart", test_restart)]
 
 
-def main():
+def run_main(tests, prepare=None):
+    """Runs the (name, fn) tests (those named on the command line, or all) against one devenv,
+    printing PASS/FAIL lines. prepare(env) may adjust the environment before it starts. Returns
+    the exit status (77: kubectl missing). Shared by the e2e scripts that import this module."""
     if not shutil.which("kubectl"):
         print("SKIP: kubectl not found")
         return 77
     env = Env()
+    if prepare:
+        prepare(env)
+    failed = []
     try:
         env.up()
-        for name, fn in TESTS:
+        for name, fn in tests:
             if ONLY and name not in ONLY:
                 continue
             t0 = time.monotonic()
@@ -348,13 +352,17 @@ def main():
                 fn(env)
                 print("PASS %s (%.1fs)" % (name, time.monotonic() - t0), flush=True)
             except AssertionError as e:
-                failures.append(name)
+                failed.append(name)
                 print("FAIL %s: %s" % (name, e), flush=True)
                 print("---- operator log (tail) ----\n" + env.operator_log(), flush=True)
     finally:
         env.down()
-    print("%d failed: %s" % (len(failures), " ".join(failures)) if failures else "all passed")
-    return 1 if failures else 0
+    print("%d failed: %s" % (len(failed), " ".join(failed)) if failed else "all passed")
+    return 1 if failed else 0
+
+
+def main():
+    return run_main(TESTS)
 
 
 if __name__ == "__main__":
