@@ -32,6 +32,10 @@ import time
 import urllib.parse
 from xml.sax.saxutils import escape
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_vm as base  # noqa: E402  (shared check, cond, wait_for; reads sys.argv[1])
+from e2e_vm import check, cond  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "build-dev")
 WAIT = float(os.environ.get("E2E_WAIT_S", "60"))
@@ -186,27 +190,8 @@ def mark(msg):
     print("  [%5.1fs] %s" % (time.monotonic() - T0, msg), flush=True)
 
 
-def check(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
-
-
 def wait_for(fn, what, timeout=WAIT):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(0.2)
-    raise AssertionError("timed out after %.0fs waiting for %s" % (timeout, what))
-
-
-def cond(obj, ctype):
-    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if c.get("type") == ctype:
-            return c
-    return None
+    return base.wait_for(fn, what, timeout)
 
 
 def vm_obj(name, labels, probe=None):
