@@ -18,6 +18,7 @@ sh tests/tools/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exi
 passed=0
 failed=0
 failed_names=()
+failed_logs=() # files holding the output of failed tests, printed just before the summary
 
 record() { # name status
     if [ "$2" = 0 ]; then
@@ -38,25 +39,28 @@ run_build() { # dir label meson-args...
     record "$label: build" 0
     # meson runs tests in parallel (2 cores); each test bounds itself with a timeout.
     meson test -C "$dir" --num-processes 2 --print-errorlogs >"$dir.test.log" 2>&1
-    python3 - "$dir/meson-logs/testlog.json" "$label" >"$dir.results" <<'PY'
+    python3 - "$dir/meson-logs/testlog.json" "$label" "$dir.failed.log" >"$dir.results" <<'PY'
 import json, sys
-path, label = sys.argv[1], sys.argv[2]
-for line in open(path):
-    line = line.strip()
-    if not line:
-        continue
-    t = json.loads(line)
-    ok = t["result"] in ("OK", "EXPECTEDFAIL", "SKIP")
-    print(("0" if ok else "1") + "\t" + label + ": " + t["name"]
-          + "\t" + t["result"] + "\t" + "%.1fs" % t.get("duration", 0))
+path, label, failed_log = sys.argv[1], sys.argv[2], sys.argv[3]
+with open(failed_log, "w") as out:
+    for line in open(path):
+        line = line.strip()
+        if not line:
+            continue
+        t = json.loads(line)
+        ok = t["result"] in ("OK", "EXPECTEDFAIL", "SKIP")
+        print(("0" if ok else "1") + "\t" + label + ": " + t["name"]
+              + "\t" + t["result"] + "\t" + "%.1fs" % t.get("duration", 0))
+        if not ok:  # the failed test's own output (its tail), for the end of the report
+            text = (t.get("stdout") or "") + (t.get("stderr") or "")
+            out.write("---- %s: %s (%s) ----\n" % (label, t["name"], t["result"]))
+            out.write("\n".join(text.splitlines()[-120:]) + "\n")
 PY
     while IFS=$'\t' read -r st name res dur; do
         record "$name ($res, $dur)" "$st"
     done <"$dir.results"
-    if grep -q "^1" "$dir.results"; then
-        echo "---- failed test logs ($label) ----"
-        tail -150 "$dir.test.log"
-    fi
+    [ -s "$dir.failed.log" ] && failed_logs+=("$dir.failed.log")
+    return 0
 }
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
@@ -73,6 +77,7 @@ if [ -x tests/fuzz/run-fuzz.sh ] && command -v clang >/dev/null; then
 fi
 
 echo
+for f in "${failed_logs[@]}"; do cat "$f"; done
 if [ "$failed" -gt 0 ]; then
     echo "Failed:"; printf '  %s\n' "${failed_names[@]}"
 fi
