@@ -245,6 +245,15 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
         if (rc != VMOP_OK)
             goto out;
     }
+    /* a storage step failure (the StorageClass's policy cannot be satisfied: vmsync.h
+     * VS_STEP_STORAGE) overrides the resolver's VirtualMachineStorageReady */
+    if (in->kind == ST_FAILED && in->fail_step && !strcmp(in->fail_step, "storage")) {
+        rc = set_cond(conds, COND_STORAGE_READY, API_COND_FALSE,
+                      in->fail_reason && *in->fail_reason ? in->fail_reason : "Error",
+                      in->fail_message ? in->fail_message : "", gen, now, err);
+        if (rc != VMOP_OK)
+            goto out;
+    }
 
     if (in->obs && set_observed(st, in) != VMOP_OK) {
         rc = nomem(err);

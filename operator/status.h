@@ -66,7 +66,9 @@ struct st_input {
     enum st_kind kind;
     const struct rs_result *rs; /* resolver result (prerequisite conditions); NULL: leave them */
     const struct st_obs *obs;   /* NULL: not observed (the old observed fields stay) */
-    const char *fail_step;      /* "create", "power-on", "lookup", ... */
+    const char *fail_step;      /* "create", "power-on", "lookup", ...; "storage" (the storage
+                                 * policy cannot be satisfied) also sets
+                                 * VirtualMachineStorageReady False with fail_reason */
     const char *fail_reason;    /* fault name or rc name, used as the condition reason */
     const char *fail_message;
     int needs_power_cycle;

@@ -18,8 +18,13 @@
  * - A power operation that finds the VM already in the wanted state (InvalidPowerState) counts
  *   as done; a destroy that finds the VM gone (ManagedObjectNotFound) as well.
  * - NIC backings must be distributed port groups (vimclient builds DVPG backings only).
- * - The storage policy of a StorageClass is not applied (no SPBM in this client); the binding's
- *   datastore, when set, is the clone's datastore.
+ * - Storage: without a storage policy (StorageClass parameters.storagePolicyID) the binding's
+ *   datastore, when set, is the clone's datastore. With one, the datastore is chosen by SPBM
+ *   among the datastores of the pool's cluster: the binding's datastore when it is compatible,
+ *   else the first compatible one in vCenter's order; the clone carries the policy (its VM home
+ *   profile). The choice is cached per (policy, pool) for opts.storage_ttl_s; failures are not.
+ *   An unknown policy or no compatible datastore fails the create before anything is deployed,
+ *   with fault VS_REASON_POLICY_NOT_FOUND / VS_REASON_NO_DATASTORE and step VS_STEP_STORAGE.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -60,8 +65,9 @@ struct vs_centry {
 
 struct vs_ctx {
     struct vim_client *client;
-    long soft_wait_ms, lookup_ttl_s, mhz_ttl_s;
+    long soft_wait_ms, lookup_ttl_s, mhz_ttl_s, storage_ttl_s;
     char *cache_folder;
+    struct vim_pbm *pbm; /* SPBM handle, made on first use; guarded by lock until set */
     struct ic_cache *images;
     pthread_mutex_t lock; /* guards cache[] */
     struct vs_centry cache[VS_CACHE_SLOTS];
@@ -158,6 +164,7 @@ vmop_rc vs_ctx_new(struct vim_client *client, const struct vs_options *opts,
     ctx->soft_wait_ms = opts && opts->soft_wait_ms > 0 ? opts->soft_wait_ms : 120000;
     ctx->lookup_ttl_s = opts && opts->lookup_ttl_s > 0 ? opts->lookup_ttl_s : 60;
     ctx->mhz_ttl_s = opts && opts->mhz_ttl_s > 0 ? opts->mhz_ttl_s : 300;
+    ctx->storage_ttl_s = opts && opts->storage_ttl_s > 0 ? opts->storage_ttl_s : 300;
     if (opts && opts->cache_folder && !(ctx->cache_folder = strdup(opts->cache_folder))) {
         free(ctx);
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
@@ -180,6 +187,7 @@ void vs_ctx_free(struct vs_ctx *ctx)
     for (size_t i = 0; i < VS_CACHE_SLOTS; i++)
         centry_clear(&ctx->cache[i]);
     pthread_mutex_destroy(&ctx->lock);
+    vim_pbm_free(ctx->pbm);
     ic_free(ctx->images);
     free(ctx->cache_folder);
     free(ctx);
@@ -339,6 +347,110 @@ static vmop_rc lookup_datastore(struct vs_ctx *ctx, const struct rs_desired *d,
                  d->datacenter ? d->datacenter : "", d->datastore);
     rc = vim_find_by_path(ctx->client, path, "Datastore", ret, err);
     return rc ? fail_not_found(err, rc, "datastore", d->datastore) : VMOP_OK;
+}
+
+/* ---- storage policy ---------------------------------------------------------------------------
+ */
+
+/* The SPBM handle (one per context, made on first use). */
+static vmop_rc get_pbm(struct vs_ctx *ctx, struct vim_pbm **ret, struct vmop_err *err)
+{
+    struct vim_pbm *p = NULL;
+    vmop_rc rc;
+    pthread_mutex_lock(&ctx->lock);
+    p = ctx->pbm;
+    pthread_mutex_unlock(&ctx->lock);
+    if (p) {
+        *ret = p;
+        return VMOP_OK;
+    }
+    rc = vim_pbm_new(ctx->client, &p, err);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&ctx->lock);
+    if (ctx->pbm) { /* another worker got there first */
+        vim_pbm_free(p);
+        p = ctx->pbm;
+    } else {
+        ctx->pbm = p;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    *ret = p;
+    return VMOP_OK;
+}
+
+static int moref_in(const struct vim_moref *ref, const struct vim_moref *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (vim_moref_eq(ref, &list[i]))
+            return 1;
+    return 0;
+}
+
+/* The datastore for d's storage policy among the datastores of pool's cluster: binding_ds (may be
+ * unset) when compatible, else the first compatible one in the cluster's order. */
+static vmop_rc choose_datastore(struct vs_ctx *ctx, const struct rs_desired *d,
+                                const struct vim_moref *pool, const struct vim_moref *binding_ds,
+                                struct vim_moref *ret_ds, struct vmop_err *err)
+{
+    const char *policy = d->storage_policy_id;
+    const char *sc = nonempty(d->storage_class) ? d->storage_class : "";
+    char key[VS_KEY_MAX];
+    struct vs_centry e = {0};
+    struct vim_pbm *pbm = NULL;
+    struct vim_pbm_profile *prof = NULL;
+    struct vim_moref owner, *cands = NULL, *compat = NULL;
+    size_t n_cands = 0, n_compat = 0;
+    const struct vim_moref *pick = NULL;
+    vmop_rc rc;
+
+    snprintf(key, sizeof(key), "spbm|%.256s|%s|%s", policy, pool->value,
+             vim_moref_is_set(binding_ds) ? binding_ds->value : "");
+    if (cache_get(ctx, key, ctx->storage_ttl_s, &e, NULL, 0, NULL, 0)) {
+        *ret_ds = e.ref;
+        return VMOP_OK;
+    }
+    rc = get_pbm(ctx, &pbm, err);
+    if (!rc)
+        rc = vim_pbm_profile_get(pbm, policy, &prof, err);
+    if (rc == VMOP_E_NOT_FOUND || rc == VMOP_E_INVALID) {
+        vmop_err_clear(err);
+        rc = vmop_fail_fault(
+            err, VMOP_E_NOT_FOUND, VS_REASON_POLICY_NOT_FOUND, 0,
+            "storage policy \"%.256s\" of StorageClass \"%s\" not found in vCenter", policy, sc);
+    }
+    if (rc)
+        goto out;
+    if (strcmp(pool->type, "ClusterComputeResource") == 0 ||
+        strcmp(pool->type, "ComputeResource") == 0)
+        owner = *pool;
+    else if ((rc = vim_pool_owner(ctx->client, pool, &owner, err)))
+        goto out;
+    rc = vim_compute_datastores(ctx->client, &owner, &cands, &n_cands, err);
+    if (!rc && n_cands)
+        rc = vim_pbm_compatible_datastores(pbm, policy, cands, n_cands, &compat, &n_compat, err);
+    if (rc)
+        goto out;
+    if (vim_moref_is_set(binding_ds) && moref_in(binding_ds, cands, n_cands) &&
+        moref_in(binding_ds, compat, n_compat))
+        pick = binding_ds;
+    for (size_t i = 0; !pick && i < n_cands; i++)
+        if (moref_in(&cands[i], compat, n_compat))
+            pick = &cands[i];
+    if (!pick) {
+        rc = vmop_fail_fault(err, VMOP_E_NOT_FOUND, VS_REASON_NO_DATASTORE, 0,
+                             "no datastore of cluster %s (%zu seen) is compatible with storage "
+                             "policy \"%.256s\" (%s) of StorageClass \"%s\"",
+                             owner.value, n_cands, policy, prof->name, sc);
+        goto out;
+    }
+    *ret_ds = *pick;
+    cache_put(ctx, key, pick, 0, NULL, NULL, 0);
+out:
+    vim_pbm_profile_free(prof);
+    free(cands);
+    free(compat);
+    return rc;
 }
 
 /* ---- observation ------------------------------------------------------------------------------
@@ -570,6 +682,8 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
         rc = fail_not_found(err, rc, "folder", d->folder);
     if (!rc)
         rc = lookup_datastore(ctx, d, &ds, err);
+    if (!rc && nonempty(d->storage_policy_id))
+        rc = choose_datastore(ctx, d, &pool, &ds, &ds, err);
     if (rc)
         return rc;
     cf = ctx->cache_folder ? ctx->cache_folder : d->folder;
@@ -609,6 +723,7 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
     cl.name = vm_name(d);
     cl.pool = &pool;
     cl.datastore = vim_moref_is_set(&ds) ? &ds : NULL;
+    cl.profile_id = nonempty(d->storage_policy_id) ? d->storage_policy_id : NULL;
     cl.config = cs;
     rc = vim_vm_clone(ctx->client, &cl, ret_vm, err);
 out:
@@ -889,6 +1004,10 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
             switch (a->kind) {
             case PL_CREATE:
                 rc = vs_clone(ctx, d, &vm, err);
+                if (rc && err &&
+                    (vmop_err_is_fault(err, VS_REASON_POLICY_NOT_FOUND) ||
+                     vmop_err_is_fault(err, VS_REASON_NO_DATASTORE)))
+                    step = VS_STEP_STORAGE;
                 if (!rc) {
                     ret->created = 1;
                     /* the next action is REOBSERVE: make it read this VM */

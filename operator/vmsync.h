@@ -35,6 +35,8 @@ struct vs_options {
                                * 0 = 120000 */
     long lookup_ttl_s;        /* port group / datacenter lookups are cached this long; 0 = 60 */
     long mhz_ttl_s;           /* vs_min_host_mhz() results are cached this long; 0 = 300 */
+    long storage_ttl_s;       /* the datastore chosen for a storage policy in a pool is cached
+                               * this long (failures are not cached); 0 = 300 */
     const char *cache_folder; /* inventory path for image cache templates; NULL = the VM's folder.
                                * Copied. Names starting "vmop-image-" there belong to vmop. */
 };
@@ -107,6 +109,16 @@ void vs_outcome_free(struct vs_outcome *o);
  * CPU/memory and unreachable power states, flagged in ret); else the failure (err and ret). */
 vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
                  struct vs_outcome *ret, struct vmop_err *err);
+
+/* Storage policies (rs_desired.storage_policy_id, an SPBM profile ID): the create places the VM
+ * on a datastore of the pool's cluster that the policy allows (the binding's datastore when it
+ * is one of them, else the first in vCenter's order) and the clone carries the policy. Failures,
+ * before anything is created: fault VS_REASON_POLICY_NOT_FOUND (the ID is unknown to vCenter) or
+ * VS_REASON_NO_DATASTORE (no compatible datastore), both VMOP_E_NOT_FOUND, and
+ * vs_outcome.failed_step VS_STEP_STORAGE; the messages name the policy ID and StorageClass. */
+#define VS_REASON_POLICY_NOT_FOUND "StoragePolicyNotFound"
+#define VS_REASON_NO_DATASTORE     "DatastoreNotFound"
+#define VS_STEP_STORAGE            "storage"
 
 /* The CREATE step alone (image cache lookup/deploy, then the clone with identity): what
  * vs_apply() does for an absent VM before it reconfigures. Exposed so tests can simulate a crash

@@ -97,19 +97,33 @@ out:
     return rc;
 }
 
-vmop_rc vim_vm_clone(struct vim_client *c, const struct vim_clone_spec *spec,
-                     struct vim_moref *ret_vm, struct vmop_err *err)
+static int profile_id_ok(const char *id)
+{
+    size_t n = id ? strlen(id) : 0;
+    if (n == 0 || n > VIM_PBM_ID_MAX)
+        return 0;
+    for (; *id; id++)
+        if ((unsigned char)*id < 0x20 || *id == 0x7f)
+            return 0;
+    return 1;
+}
+
+vmop_rc vim_clone_params_xml(const struct vim_clone_spec *spec, char **ret_xml,
+                             struct vmop_err *err)
 {
     struct vbuf p;
     char *config = NULL;
-    struct vim_moref result;
     vmop_rc rc;
 
-    if (!c || !spec || !ret_vm || !vm_ref_ok(spec->source) || !spec->folder ||
+    if (!spec || !ret_xml || !vm_ref_ok(spec->source) || !spec->folder ||
         !vim_moref_is_set(spec->folder) || !spec->name || !*spec->name)
         return vmop_fail(err, VMOP_E_INVALID, "vim_vm_clone: source VM, folder and name needed");
     if (strlen(spec->name) > VM_MAX_NAME)
         return vmop_fail(err, VMOP_E_INVALID, "VM name longer than %d bytes", VM_MAX_NAME);
+    if (spec->profile_id && !profile_id_ok(spec->profile_id))
+        return vmop_fail(err, VMOP_E_INVALID,
+                         "storage policy ID is empty, longer than %d bytes or not printable",
+                         VIM_PBM_ID_MAX);
     if (spec->config) {
         rc = vim_config_spec_xml(spec->config, &config, err);
         if (rc)
@@ -118,7 +132,7 @@ vmop_rc vim_vm_clone(struct vim_client *c, const struct vim_clone_spec *spec,
     vbuf_init(&p, VIM_MAX_REQUEST);
     /* CloneVM_Task(folder, name, spec); VirtualMachineCloneSpec(location, template, config,
      * customization, powerOn); VirtualMachineRelocateSpec(service, folder, datastore,
-     * diskMoveType, pool, host, ...): WSDL order. */
+     * diskMoveType, pool, host, disk, transform, deviceChange, profile, ...): WSDL order. */
     vim_xml_add_moref(&p, "folder", spec->folder);
     vbuf_add_xml_elem(&p, "name", spec->name);
     vbuf_adds(&p, "<spec><location>");
@@ -128,6 +142,11 @@ vmop_rc vim_vm_clone(struct vim_client *c, const struct vim_clone_spec *spec,
         vim_xml_add_moref(&p, "pool", spec->pool);
     if (spec->host && vim_moref_is_set(spec->host))
         vim_xml_add_moref(&p, "host", spec->host);
+    if (spec->profile_id) {
+        vbuf_adds(&p, "<profile xsi:type=\"VirtualMachineDefinedProfileSpec\">");
+        vbuf_add_xml_elem(&p, "profileId", spec->profile_id);
+        vbuf_adds(&p, "</profile>");
+    }
     vbuf_addf(&p, "</location><template>%s</template>", spec->template ? "true" : "false");
     if (config && *config)
         vbuf_addf(&p, "<config>%s</config>", config);
@@ -139,9 +158,26 @@ vmop_rc vim_vm_clone(struct vim_client *c, const struct vim_clone_spec *spec,
     rc = vbuf_error(&p);
     if (rc) {
         rc = vmop_fail(err, rc, "CloneVM_Task: request: %s", vmop_rc_str(rc));
-        goto out;
+        vm_free_secret_buf(&p);
+        return rc;
     }
-    rc = vm_call_task(c, "CloneVM_Task", spec->source, vbuf_str(&p), &result, err);
+    *ret_xml = vbuf_take(&p);
+    return VMOP_OK;
+}
+
+vmop_rc vim_vm_clone(struct vim_client *c, const struct vim_clone_spec *spec,
+                     struct vim_moref *ret_vm, struct vmop_err *err)
+{
+    char *params = NULL;
+    struct vim_moref result;
+    vmop_rc rc;
+
+    if (!c || !ret_vm)
+        return vmop_fail(err, VMOP_E_INVALID, "vim_vm_clone: source VM, folder and name needed");
+    rc = vim_clone_params_xml(spec, &params, err);
+    if (rc)
+        return rc;
+    rc = vm_call_task(c, "CloneVM_Task", spec->source, params, &result, err);
     if (rc)
         goto out;
     if (strcmp(result.type, "VirtualMachine") != 0) {
@@ -150,7 +186,8 @@ vmop_rc vim_vm_clone(struct vim_client *c, const struct vim_clone_spec *spec,
     }
     *ret_vm = result;
 out:
-    vm_free_secret_buf(&p);
+    explicit_bzero(params, strlen(params));
+    free(params);
     return rc;
 }
 

@@ -295,7 +295,13 @@ struct vim_clone_spec {
                                            * with the create; hardware changes need a reconfigure */
     int template;                         /* make the clone a template */
     int power_on;
+    const char *profile_id; /* optional: a vSphere storage policy (SPBM profile) ID for the VM
+                             * home (RelocateSpec.profile, a VirtualMachineDefinedProfileSpec) */
 };
+/* The CloneVM_Task parameters (folder, name, spec) vim_vm_clone sends, as XML, in WSDL order
+ * (exposed for unit tests). The caller frees *ret_xml; it may hold guestinfo: zero it first. */
+vmop_rc vim_clone_params_xml(const struct vim_clone_spec *spec, char **ret_xml,
+                             struct vmop_err *err);
 /* CloneVM_Task, awaited. */
 vmop_rc vim_vm_clone(struct vim_client *c, const struct vim_clone_spec *spec,
                      struct vim_moref *ret_vm, struct vmop_err *err);
@@ -492,5 +498,46 @@ void vim_template_info_free(struct vim_template_info *t);
  * failures are errors. *ret_info: free with vim_template_info_free(). */
 vmop_rc vim_library_item_template(struct vim_client *c, const char *item_id,
                                   struct vim_template_info **ret_info, struct vmop_err *err);
+
+/* ---- storage policies (SPBM, vim_pbm.c) ------------------------------------------------------
+ */
+
+/* The Storage Policy Based Management service of the same vCenter (SOAP, namespace urn:pbm, at
+ * /pbm as govmomi's pbm client uses it), with the vim25 session: its cookie vmware_soap_session
+ * and the same value in a vcSessionCookie SOAP header. A NotAuthenticated fault logs in again
+ * once (vim25 Login) and retries, like vim25 calls. Faults are typed as for vim25 calls. */
+struct vim_pbm;
+
+/* PbmRetrieveServiceContent: the profile manager and placement solver, kept in the handle.
+ * *ret_pbm: free with vim_pbm_free(); it borrows c (free it before c). Thread-safe (read-only). */
+vmop_rc vim_pbm_new(struct vim_client *c, struct vim_pbm **ret_pbm, struct vmop_err *err);
+void vim_pbm_free(struct vim_pbm *p); /* NULL is fine */
+
+#define VIM_PBM_ID_MAX   256  /* longest profile ID we send */
+#define VIM_PBM_MAX_HUBS 4096 /* most placement results we read */
+
+struct vim_pbm_profile {
+    char *id;   /* profileId.uniqueId */
+    char *name; /* may be "" */
+};
+void vim_pbm_profile_free(struct vim_pbm_profile *p); /* NULL is fine */
+/* PbmRetrieveContent([id]). An unknown ID (the server's InvalidArgument fault, or an answer
+ * without it) is VMOP_E_NOT_FOUND with a message naming the ID. *ret_profile: caller frees. */
+vmop_rc vim_pbm_profile_get(struct vim_pbm *p, const char *profile_id,
+                            struct vim_pbm_profile **ret_profile, struct vmop_err *err);
+
+/* PbmCheckRequirements(hubsToSearch = hubs, placementSubjectRequirement = the profile): the hubs
+ * of type Datastore the server finds compatible (no `error`), in the server's order. A server may
+ * answer hubs it was not asked about: callers that care intersect. n_hubs <= VIM_PBM_MAX_HUBS.
+ * *ret_ds (NULL when *ret_n is 0): free() it. */
+vmop_rc vim_pbm_compatible_datastores(struct vim_pbm *p, const char *profile_id,
+                                      const struct vim_moref *hubs, size_t n_hubs,
+                                      struct vim_moref **ret_ds, size_t *ret_n,
+                                      struct vmop_err *err);
+
+/* The `datastore` property of a ComputeResource / ClusterComputeResource (the datastores its
+ * hosts see), in vCenter's order. *ret_ds (NULL when *ret_n is 0): free() it. */
+vmop_rc vim_compute_datastores(struct vim_client *c, const struct vim_moref *compute,
+                               struct vim_moref **ret_ds, size_t *ret_n, struct vmop_err *err);
 
 #endif

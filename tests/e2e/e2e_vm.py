@@ -8,6 +8,9 @@ directory, then drives it with kubectl (fresh KUBECACHEDIR) and reads vCenter ba
   prereqs     missing class / image / Secret / StorageClass -> the right condition, then recovery
   paused      the paused annotation -> ReconcileReady False VirtualMachineReconcilePaused
   power       PoweredOff -> vCenter powered off, PowerOff event; PoweredOn -> IP and Ready again
+  storage     StorageClass wcp-policy (a vSphere storage policy) -> runs on the binding's
+              datastore (compatible); a StorageClass naming an unknown policy ID ->
+              VirtualMachineStorageReady False StoragePolicyNotFound, nothing created
   delete      delete -> VM gone from vCenter, the object (finalizer) gone
   restart     SIGKILL the operator during 10 creates, restart -> exactly one VM per resource
 Every wait is bounded polling. Usage: e2e_vm.py BUILD_DIR [TEST...]. Never prints secrets.
@@ -29,15 +32,21 @@ NS = "default"
 
 
 class Env:
-    def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="vmop-e2e.")
+    """One devenv in a fresh temporary directory. build: the build dir (default BUILD, from the
+    command line); vcsim_args: extra simulator flags (the default slows clones a little so the
+    restart test kills vmop mid-create); tag names the directory. Also the base of
+    tests/chaos/chaoslib.py's Env."""
+
+    def __init__(self, build=None, vcsim_args="-method-delay CloneVM_Task=400", workers=8,
+                 tag="e2e"):
+        self.build = build or BUILD
+        self.dir = tempfile.mkdtemp(prefix="vmop-%s." % tag)
         self.env = dict(os.environ)
-        self.env.update({"VMOP_BUILD_DIR": BUILD, "DEVENV_NO_BUILD": "1",
+        self.env.update({"VMOP_BUILD_DIR": self.build, "DEVENV_NO_BUILD": "1",
                          "KUBECONFIG": os.path.join(self.dir, "kubeconfig"),
                          "KUBECACHEDIR": os.path.join(self.dir, "kubecache"),
-                         "VMOP_WORKERS": "8",
-                         # slow clones a little so the restart test kills vmop mid-create
-                         "DEVENV_VCSIM_ARGS": "-method-delay CloneVM_Task=400"})
+                         "VMOP_WORKERS": str(workers),
+                         "DEVENV_VCSIM_ARGS": vcsim_args})
 
     def devenv(self, *args):
         subprocess.run([os.path.join(ROOT, "tests/devenv")] + list(args), env=self.env,
@@ -54,14 +63,18 @@ class Env:
         try:
             self.devenv("down", self.dir)
         finally:
+            self.after_down()
             if os.environ.get("E2E_KEEP"):
                 print("kept", self.dir)
             else:
                 shutil.rmtree(self.dir, ignore_errors=True)
 
-    def kubectl(self, *args, stdin=None, check=True):
+    def after_down(self):
+        """Hook: runs after devenv down, before the directory (and its logs) is removed."""
+
+    def kubectl(self, *args, stdin=None, check=True, timeout=90):
         p = subprocess.run(["kubectl", "--request-timeout=30s"] + list(args), env=self.env,
-                           input=stdin, capture_output=True, text=True, timeout=90)
+                           input=stdin, capture_output=True, text=True, timeout=timeout)
         if check and p.returncode != 0:
             raise AssertionError("kubectl %s failed: %s" % (" ".join(args[:3]), p.stderr.strip()))
         return p
@@ -75,15 +88,15 @@ class Env:
         return json.loads(p.stdout) if p.returncode == 0 else None
 
     def vimc(self, *args, check=True):
-        p = subprocess.run([os.path.join(BUILD, "vimclient/tool/vimc"), "--json"] + list(args),
+        p = subprocess.run([os.path.join(self.build, "vimclient/tool/vimc"), "--json"] + list(args),
                            env=self.env, capture_output=True, text=True, timeout=60)
         if check and p.returncode != 0:
             raise AssertionError("vimc %s failed: %s" % (" ".join(args), p.stderr.strip()))
         return json.loads(p.stdout) if p.returncode == 0 and p.stdout.strip() else None
 
-    def operator_log(self, n=30):
+    def operator_log(self, n=30, path=None):
         try:
-            return "".join(open(os.path.join(self.dir, "operator.log")).readlines()[-n:])
+            return "".join(open(path or os.path.join(self.dir, "operator.log")).readlines()[-n:])
         except OSError:
             return ""
 
@@ -93,14 +106,14 @@ def check(cond, msg):
         raise AssertionError(msg)
 
 
-def wait_for(fn, what, timeout=WAIT):
+def wait_for(fn, what, timeout=WAIT, period=0.3):
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
         last = fn()
         if last:
             return last
-        time.sleep(0.3)
+        time.sleep(period)
     raise AssertionError("timed out after %.0fs waiting for %s" % (timeout, what))
 
 
@@ -112,14 +125,14 @@ def cond(vm, ctype):
 
 
 def vm_obj(name, cls="best-effort-small", image="vmop-tiny-ovf", sc="wcp-default", secret=None,
-           extra=None):
+           extra=None, ns=NS):
     spec = {"className": cls, "imageName": image, "storageClass": sc}
     if secret:
         spec["bootstrap"] = {"cloudInit": {"rawCloudConfig": {"name": secret, "key": "user-data"}}}
     if extra:
         spec.update(extra)
     return {"apiVersion": "vmoperator.vmware.com/v1alpha5", "kind": "VirtualMachine",
-            "metadata": {"name": name, "namespace": NS}, "spec": spec}
+            "metadata": {"name": name, "namespace": ns}, "spec": spec}
 
 
 def secret_obj(name):
@@ -326,9 +339,71 @@ def test_power(env):
     wait_cond(env, name, "Ready", "True")
 
 
+def test_storage_policy(env):
+    bad_id = "0badc0de-0000-4000-8000-000000000000"
+    nsb = env.get("nsb", "vsphere")
+    old = list(((nsb or {}).get("spec") or {}).get("storageClasses") or [])
+    allowed = old + [c for c in ("wcp-policy", "e2e-policy-unknown") if c not in old]
+    env.kubectl("patch", "nsb", "vsphere", "-n", NS, "--type=merge", "-p",
+                json.dumps({"spec": {"storageClasses": allowed}}))
+    env.apply([{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                "metadata": {"name": "e2e-policy-unknown"}, "provisioner": "csi.vsphere.vmware.com",
+                "parameters": {"storagePolicyID": bad_id}},
+               vm_obj("e2e-policy", sc="wcp-policy"),
+               vm_obj("e2e-policy-bad", sc="e2e-policy-unknown")])
+    try:
+        vm = wait_running(env, "e2e-policy")
+        c = cond(vm, "VirtualMachineStorageReady")
+        check(c and c["status"] == "True", "e2e-policy StorageReady %r" % c)
+        v = env.vimc("vm", "info", vm["status"]["uniqueID"])
+        want = env.sim["morefs"]["datastore"]
+        check(want in (v.get("datastore") or ""),
+              "e2e-policy on %r, want the binding's datastore %r" % (v.get("datastore"), want))
+
+        c = wait_cond(env, "e2e-policy-bad", "VirtualMachineStorageReady", "False",
+                      "StoragePolicyNotFound")
+        msg = c.get("message") or ""
+        check(bad_id in msg and "e2e-policy-unknown" in msg, "StorageReady message %r" % msg)
+        bad = env.get("vm", "e2e-policy-bad")
+        check(not (bad.get("status") or {}).get("uniqueID"), "e2e-policy-bad was created")
+        check(cond(bad, "Ready")["status"] == "False", "e2e-policy-bad Ready not False")
+        check("%s/e2e-policy-bad" % NS not in count_by_namespaced_name(env),
+              "a VM for e2e-policy-bad exists in vCenter")
+    finally:
+        for n in ("e2e-policy", "e2e-policy-bad"):
+            delete_and_wait(env, n)
+        env.kubectl("delete", "storageclass", "e2e-policy-unknown", "--wait=false", check=False)
+        env.kubectl("patch", "nsb", "vsphere", "-n", NS, "--type=merge", "-p",
+                    json.dumps({"spec": {"storageClasses": old}}), check=False)
+
+
 TESTS = [("create", test_create), ("prereqs", test_prereqs), ("paused", test_paused),
-         ("power", test_power),
+         ("power", test_power), ("storage", test_storage_policy),
          ("delete", test_delete), ("restart", test_restart)]
+
+
+def run_in(env, tests, only, fail_secs=False):
+    """Starts env, runs the (name, fn) tests named in only (all when empty) printing PASS/FAIL
+    lines (fail_secs: FAIL lines give the duration too), stops env; returns the failed names.
+    Shared with tests/chaos/chaoslib.py."""
+    failed = []
+    try:
+        env.up()
+        for name, fn in tests:
+            if only and name not in only:
+                continue
+            t0 = time.monotonic()
+            try:
+                fn(env)
+                print("PASS %s (%.1fs)" % (name, time.monotonic() - t0), flush=True)
+            except AssertionError as e:
+                failed.append(name)
+                took = " (%.1fs)" % (time.monotonic() - t0) if fail_secs else ""
+                print("FAIL %s%s: %s" % (name, took, e), flush=True)
+                print("---- operator log (tail) ----\n" + env.operator_log(), flush=True)
+    finally:
+        env.down()
+    return failed
 
 
 def run_main(tests, prepare=None):
@@ -341,22 +416,7 @@ def run_main(tests, prepare=None):
     env = Env()
     if prepare:
         prepare(env)
-    failed = []
-    try:
-        env.up()
-        for name, fn in tests:
-            if ONLY and name not in ONLY:
-                continue
-            t0 = time.monotonic()
-            try:
-                fn(env)
-                print("PASS %s (%.1fs)" % (name, time.monotonic() - t0), flush=True)
-            except AssertionError as e:
-                failed.append(name)
-                print("FAIL %s: %s" % (name, e), flush=True)
-                print("---- operator log (tail) ----\n" + env.operator_log(), flush=True)
-    finally:
-        env.down()
+    failed = run_in(env, tests, ONLY)
     print("%d failed: %s" % (len(failed), " ".join(failed)) if failed else "all passed")
     return 1 if failed else 0
 

@@ -22,6 +22,7 @@ vim_rest tests/fuzz/fuzz_vim_rest $td/vim_rest
 vim_vm tests/fuzz/fuzz_vim_vm $td/vim_vm
 ovf tests/fuzz/fuzz_ovf $td/ovf
 guestinfo tests/fuzz/fuzz_guestinfo $td/guestinfo
+vim_pbm tests/fuzz/fuzz_vim_pbm $src/tests/fuzz/corpus/pbm
 api_vm tests/api/fuzz_vm_libfuzzer $td/api_vm"
 
 command -v clang >/dev/null || { echo "run-fuzz.sh: clang is not installed" >&2; exit 2; }

@@ -9,7 +9,10 @@
  * crash after the clone and after the cache deploy; VM-template items, two created at once (one
  * cache template); power off/suspend/on in
  * each mode the simulator supports; CPU change on a running VM deferred; delete twice; a bad port
- * group and a missing pool fail clearly before anything is created; the lowest host MHz.
+ * group and a missing pool fail clearly before anything is created; the lowest host MHz;
+ * storage policies (SPBM, two datastores in the cluster): the binding's datastore when the policy
+ * allows it, else the cluster's first compatible one, the choice cached; an unknown policy fails
+ * in step "storage" with StoragePolicyNotFound naming the ID and StorageClass, nothing created.
  * User data is compared with memcmp (never printed by an assertion).
  */
 #include <check.h>
@@ -36,7 +39,7 @@ static struct vcsim *sim;
 
 static void sim_setup(void)
 {
-    struct vcsim_opts o = {.vms = VCSIM_NONE, .no_autostart = 1};
+    struct vcsim_opts o = {.vms = VCSIM_NONE, .no_autostart = 1, .datastores = 2};
 
     sim = vcsim_start_or_exit(&o);
 }
@@ -578,6 +581,147 @@ START_TEST(min_host_mhz)
 }
 END_TEST
 
+/* ---- storage policies -------------------------------------------------------------------------
+ */
+
+#define POLICY       "aa6d5a82-1c88-45da-85d3-3d74b91a5bad" /* the simulator's vSAN default */
+#define SECOND_DS    "/DC0/datastore/LocalDS_1"
+#define POLICY_CLASS "wcp-policy"
+
+static struct vim_moref find_ds(struct vim_client *c, const char *path)
+{
+    struct vim_moref ref;
+    struct vmop_err err = {0};
+    ck_assert_msg(vim_find_by_path(c, path, "Datastore", &ref, &err) == VMOP_OK, "%s: %s", path,
+                  err.msg);
+    return ref;
+}
+
+struct method_count {
+    const char *method;
+    uint64_t calls;
+};
+
+static void count_method(void *ud, const struct vim_method_stat *st)
+{
+    struct method_count *mc = ud;
+    if (strcmp(st->method, mc->method) == 0)
+        mc->calls += st->calls;
+}
+
+static uint64_t method_calls(struct vim_client *c, const char *method)
+{
+    struct method_count mc = {method, 0};
+    vim_client_method_stats(c, count_method, &mc);
+    return mc.calls;
+}
+
+START_TEST(storage_policy_prefers_binding_datastore)
+{
+    struct world w;
+    struct vs_outcome out;
+    struct vim_moref second;
+    world_init(&w, 20, "vmop-tiny-ovf");
+    second = find_ds(w.c, SECOND_DS);
+    w.d.storage_class = POLICY_CLASS;
+    w.d.storage_policy_id = POLICY;
+    w.d.datastore = SECOND_DS; /* the binding's datastore, compatible with the policy */
+    w.d.power = API_POWER_OFF;
+    apply_ok(&w, &out);
+    ck_assert_int_eq(out.created, 1);
+    ck_assert_msg(vim_moref_eq(&out.obs.vm->datastore, &second), "VM on %s, want %s",
+                  out.obs.vm->datastore.value, second.value);
+    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
+    ck_assert_uint_ge(method_calls(w.c, "PbmCheckRequirements"), 1); /* chosen by the policy */
+    vs_outcome_free(&out);
+    world_free(&w);
+}
+END_TEST
+
+START_TEST(storage_policy_first_compatible_and_cached)
+{
+    struct world w, w2;
+    struct vs_outcome out;
+    struct vim_moref cluster, *cands = NULL;
+    size_t n_cands = 0;
+    struct vmop_err err = {0};
+    uint64_t before;
+
+    world_init(&w, 21, "vmop-tiny-ovf");
+    ck_assert_msg(vim_find_by_path(w.c, sim->cluster, NULL, &cluster, &err) == VMOP_OK, "%s",
+                  err.msg);
+    ck_assert_msg(vim_compute_datastores(w.c, &cluster, &cands, &n_cands, &err) == VMOP_OK, "%s",
+                  err.msg);
+    ck_assert_uint_eq(n_cands, 2);
+    w.d.storage_class = POLICY_CLASS;
+    w.d.storage_policy_id = POLICY;
+    w.d.datastore = NULL; /* no binding datastore: the cluster's first compatible one */
+    w.d.power = API_POWER_OFF;
+    apply_ok(&w, &out);
+    ck_assert_int_eq(out.created, 1);
+    ck_assert_msg(vim_moref_eq(&out.obs.vm->datastore, &cands[0]), "VM on %s, want %s",
+                  out.obs.vm->datastore.value, cands[0].value);
+    vs_outcome_free(&out);
+
+    /* a second VM with the same policy and pool on the same context: no PBM round trip */
+    world_init(&w2, 22, "vmop-tiny-ovf");
+    vs_ctx_free(w2.ctx);
+    w2.ctx = w.ctx;
+    w.ctx = NULL;
+    vim_client_free(w2.c);
+    w2.c = w.c;
+    w.c = NULL;
+    w2.d.storage_class = POLICY_CLASS;
+    w2.d.storage_policy_id = POLICY;
+    w2.d.datastore = NULL;
+    w2.d.power = API_POWER_OFF;
+    before = method_calls(w2.c, "PbmCheckRequirements");
+    ck_assert_uint_ge(before, 1); /* the first create asked */
+    ck_assert_uint_eq(method_calls(w2.c, "PbmRetrieveServiceContent"), 1);
+    apply_ok(&w2, &out);
+    ck_assert_int_eq(out.created, 1);
+    ck_assert(vim_moref_eq(&out.obs.vm->datastore, &cands[0]));
+    ck_assert_uint_eq(method_calls(w2.c, "PbmCheckRequirements"), before); /* cached */
+    vs_outcome_free(&out);
+    free(cands);
+    world_free(&w);
+    world_free(&w2);
+}
+END_TEST
+
+START_TEST(unknown_policy_fails_nothing_created)
+{
+    struct world w;
+    struct vs_outcome out;
+    struct vmop_err err = {0};
+    const char *bad = "0badc0de-0000-4000-8000-000000000000";
+    world_init(&w, 23, "vmop-tiny-ovf");
+    w.d.storage_class = "gold";
+    w.d.storage_policy_id = bad;
+    ck_assert_int_eq(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_E_NOT_FOUND);
+    ck_assert_int_eq(out.failed, 1);
+    ck_assert_str_eq(out.failed_step, VS_STEP_STORAGE);
+    ck_assert_str_eq(out.fault, VS_REASON_POLICY_NOT_FOUND);
+    ck_assert_str_eq(err.fault, VS_REASON_POLICY_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(out.message, bad));
+    ck_assert_ptr_nonnull(strstr(out.message, "\"gold\""));
+    ck_assert_int_eq(out.created, 0);
+    ck_assert_int_eq(out.obs.present, 0);
+    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
+    {
+        int templates = 0;
+        ck_assert_uint_eq(count_by_name(w.c, w.name, &templates), 0);
+    }
+    vs_outcome_free(&out);
+    /* again: failures are not cached, the answer is the same */
+    vmop_err_clear(&err);
+    ck_assert_int_eq(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_E_NOT_FOUND);
+    ck_assert_str_eq(out.fault, VS_REASON_POLICY_NOT_FOUND);
+    vs_outcome_free(&out);
+    world_free(&w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("vmsync");
@@ -593,6 +737,9 @@ int main(void)
     tcase_add_test(tc, bad_port_group_fails_before_create);
     tcase_add_test(tc, missing_pool_fails_nothing_created);
     tcase_add_test(tc, min_host_mhz);
+    tcase_add_test(tc, storage_policy_prefers_binding_datastore);
+    tcase_add_test(tc, storage_policy_first_compatible_and_cached);
+    tcase_add_test(tc, unknown_policy_fails_nothing_created);
     suite_add_tcase(s, tc);
     return vmop_check_run(s);
 }

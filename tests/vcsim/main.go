@@ -28,6 +28,7 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
+	_ "github.com/vmware/govmomi/pbm/simulator"  // registers the /pbm endpoint (storage policies, SPBM)
 	_ "github.com/vmware/govmomi/vapi/simulator" // registers the /rest endpoints (content library, vm-template)
 )
 
