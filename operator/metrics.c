@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -854,12 +855,37 @@ void metrics_std_set_leader(struct metrics_std *std, int leading)
 }
 
 /* ---- collectors over other modules ------------------------------------------------------------
+ *
+ * One collector function (collect_obs) driven by one static table (obs_kinds, a row per module):
+ * the module's read() snapshots its object into a few numbers, and its row says which family of
+ * metrics_std each number is set into and how that series is labelled.
  */
+
+/* How a collector's series is labelled: by the object's name (queue name or endpoint), by its
+ * "vcenter:<endpoint>" source, or not at all. */
+enum obs_label { OBS_UNLABELLED, OBS_BY_NAME, OBS_BY_SOURCE };
+
+#define OBS_MAX_VALUES 3
+
+struct obs;
+
+struct obs_kind {
+    const char *caller;                          /* the public function, in errors */
+    const char *noun;                            /* what the name is ("endpoint"); NULL: no name */
+    void (*read)(void *obj, double *ret_values); /* fills nvalues numbers */
+    size_t nvalues;
+    struct {
+        size_t family; /* offsetof(struct metrics_std, <family>) */
+        enum obs_label label;
+    } out[OBS_MAX_VALUES];       /* where number i goes */
+    void (*more)(struct obs *o); /* NULL, or sets what a table cannot (per-method series) */
+};
 
 struct obs {
     struct metrics_std std; /* a copy: the caller's struct may not outlive the collector */
-    char *name;             /* queue name or endpoint */
-    char *source;           /* "vcenter:<endpoint>" for vcfeed */
+    const struct obs_kind *kind;
+    char *name;   /* queue name or endpoint */
+    char *source; /* "vcenter:<endpoint>" when a series is labelled by source */
     void *obj;
 };
 
@@ -873,16 +899,43 @@ static void obs_free(void *ud)
     free(o);
 }
 
-/* Adds collector fn over obj. `caller` and `noun` ("metrics_collect_queue", "name"): when noun is
- * set, name is required and its absence is VMOP_E_INVALID "<caller>: no <noun>". */
-static vmop_rc add_obs(struct metrics_std *std, const char *caller, const char *noun,
-                       const char *name, void *obj, metrics_collect_fn fn, int with_source,
-                       struct vmop_err *err)
+/* The family pointer stored at byte offset `family` of std. */
+static struct metrics_family *std_family(const struct metrics_std *std, size_t family)
+{
+    struct metrics_family *f;
+    memcpy(&f, (const char *)std + family, sizeof(f));
+    return f;
+}
+
+static void collect_obs(void *ud, struct metrics *m)
+{
+    struct obs *o = ud;
+    const struct obs_kind *k = o->kind;
+    double v[OBS_MAX_VALUES];
+    size_t i;
+
+    (void)m;
+    k->read(o->obj, v);
+    for (i = 0; i < k->nvalues; i++) {
+        const char *label = k->out[i].label == OBS_BY_NAME     ? o->name
+                            : k->out[i].label == OBS_BY_SOURCE ? o->source
+                                                               : NULL;
+        metrics_set(std_family(&o->std, k->out[i].family), label ? METRICS_L(label) : NULL, v[i]);
+    }
+    if (k->more)
+        k->more(o);
+}
+
+/* Adds a collector of `kind` over obj. When kind->noun is set, name is required and its absence
+ * is VMOP_E_INVALID "<caller>: no <noun>". */
+static vmop_rc add_obs(struct metrics_std *std, const struct obs_kind *kind, const char *name,
+                       void *obj, struct vmop_err *err)
 {
     struct obs *o;
+    size_t i;
 
-    if (noun && !name)
-        return vmop_fail(err, VMOP_E_INVALID, "%s: no %s", caller, noun);
+    if (kind->noun && !name)
+        return vmop_fail(err, VMOP_E_INVALID, "%s: no %s", kind->caller, kind->noun);
 
     if (!std || !std->m || !obj)
         return vmop_fail(err, VMOP_E_INVALID, "metrics collector: no registry or object");
@@ -892,33 +945,38 @@ static vmop_rc add_obs(struct metrics_std *std, const char *caller, const char *
     if (!o)
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
     o->std = *std;
+    o->kind = kind;
     o->obj = obj;
     if (name && !(o->name = strdup(name)))
         goto nomem;
-    if (with_source) {
-        size_t n = strlen(name) + sizeof("vcenter:");
-        if (!(o->source = malloc(n)))
-            goto nomem;
-        snprintf(o->source, n, "vcenter:%s", name);
+    for (i = 0; i < kind->nvalues; i++) {
+        if (kind->out[i].label == OBS_BY_SOURCE && name && !o->source) {
+            size_t n = strlen(name) + sizeof("vcenter:");
+            if (!(o->source = malloc(n)))
+                goto nomem;
+            snprintf(o->source, n, "vcenter:%s", name);
+        }
     }
-    return metrics_add_collector(std->m, fn, o, obs_free, obj, err);
+    return metrics_add_collector(std->m, collect_obs, o, obs_free, obj, err);
 nomem:
     obs_free(o);
     return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
 }
 
-static void collect_queue(void *ud, struct metrics *m)
+/* The modules' read() and more() functions, then their table. */
+
+static void read_queue(void *obj, double *ret_values)
 {
-    struct obs *o = ud;
-    (void)m;
-    metrics_set(o->std.wq_depth, METRICS_L(o->name), (double)kube_queue_len(o->obj));
-    metrics_set(o->std.wq_delayed, METRICS_L(o->name), (double)kube_queue_delayed_len(o->obj));
+    ret_values[0] = (double)kube_queue_len(obj);
+    ret_values[1] = (double)kube_queue_delayed_len(obj);
 }
 
-vmop_rc metrics_collect_queue(struct metrics_std *std, const char *name, struct kube_queue *q,
-                              struct vmop_err *err)
+static void read_vim(void *obj, double *ret_values)
 {
-    return add_obs(std, "metrics_collect_queue", "name", name, q, collect_queue, 0, err);
+    struct vim_stats st;
+    vim_client_stats(obj, &st);
+    ret_values[0] = (double)st.rest_calls;
+    ret_values[1] = (double)st.relogins;
 }
 
 static void vim_method_cb(void *ud, const struct vim_method_stat *s)
@@ -929,51 +987,78 @@ static void vim_method_cb(void *ud, const struct vim_method_stat *s)
     metrics_set(o->std.vc_call_seconds, METRICS_L(o->name, s->method), s->seconds);
 }
 
-static void collect_vim(void *ud, struct metrics *m)
+static void vim_methods(struct obs *o)
 {
-    struct obs *o = ud;
-    struct vim_stats st;
-    (void)m;
-    vim_client_stats(o->obj, &st);
-    metrics_set(o->std.vc_rest_calls, METRICS_L(o->name), (double)st.rest_calls);
-    metrics_set(o->std.vc_relogins, METRICS_L(o->name), (double)st.relogins);
     vim_client_method_stats(o->obj, vim_method_cb, o);
+}
+
+static void read_vcfeed(void *obj, double *ret_values)
+{
+    struct vcfeed_stats st;
+    vcfeed_stats(obj, &st);
+    ret_values[0] = (double)st.updates;
+    ret_values[1] = (double)st.watches;
+    ret_values[2] = (double)st.restarts;
+}
+
+static void read_prober(void *obj, double *ret_values)
+{
+    struct prober_stats st;
+    prober_get_stats(obj, &st);
+    ret_values[0] = (double)st.keys;
+    ret_values[1] = (double)st.in_flight;
+}
+
+enum obs_kind_id { OBS_QUEUE, OBS_VIM, OBS_VCFEED, OBS_PROBER };
+
+static const struct obs_kind obs_kinds[] = {
+    [OBS_QUEUE] = {.caller = "metrics_collect_queue",
+                   .noun = "name",
+                   .read = read_queue,
+                   .nvalues = 2,
+                   .out = {{offsetof(struct metrics_std, wq_depth), OBS_BY_NAME},
+                           {offsetof(struct metrics_std, wq_delayed), OBS_BY_NAME}}},
+    [OBS_VIM] = {.caller = "metrics_collect_vim",
+                 .noun = "endpoint",
+                 .read = read_vim,
+                 .nvalues = 2,
+                 .out = {{offsetof(struct metrics_std, vc_rest_calls), OBS_BY_NAME},
+                         {offsetof(struct metrics_std, vc_relogins), OBS_BY_NAME}},
+                 .more = vim_methods},
+    [OBS_VCFEED] = {.caller = "metrics_collect_vcfeed",
+                    .noun = "endpoint",
+                    .read = read_vcfeed,
+                    .nvalues = 3,
+                    .out = {{offsetof(struct metrics_std, vc_feed_updates), OBS_BY_NAME},
+                            {offsetof(struct metrics_std, vc_feed_watches), OBS_BY_NAME},
+                            {offsetof(struct metrics_std, watch_restarts), OBS_BY_SOURCE}}},
+    [OBS_PROBER] = {.caller = "metrics_collect_prober",
+                    .noun = NULL,
+                    .read = read_prober,
+                    .nvalues = 2,
+                    .out = {{offsetof(struct metrics_std, probe_keys), OBS_UNLABELLED},
+                            {offsetof(struct metrics_std, probe_in_flight), OBS_UNLABELLED}}},
+};
+
+vmop_rc metrics_collect_queue(struct metrics_std *std, const char *name, struct kube_queue *q,
+                              struct vmop_err *err)
+{
+    return add_obs(std, &obs_kinds[OBS_QUEUE], name, q, err);
 }
 
 vmop_rc metrics_collect_vim(struct metrics_std *std, const char *endpoint, struct vim_client *c,
                             struct vmop_err *err)
 {
-    return add_obs(std, "metrics_collect_vim", "endpoint", endpoint, c, collect_vim, 0, err);
-}
-
-static void collect_vcfeed(void *ud, struct metrics *m)
-{
-    struct obs *o = ud;
-    struct vcfeed_stats st;
-    (void)m;
-    vcfeed_stats(o->obj, &st);
-    metrics_set(o->std.vc_feed_updates, METRICS_L(o->name), (double)st.updates);
-    metrics_set(o->std.vc_feed_watches, METRICS_L(o->name), (double)st.watches);
-    metrics_set(o->std.watch_restarts, METRICS_L(o->source), (double)st.restarts);
+    return add_obs(std, &obs_kinds[OBS_VIM], endpoint, c, err);
 }
 
 vmop_rc metrics_collect_vcfeed(struct metrics_std *std, const char *endpoint, struct vcfeed *f,
                                struct vmop_err *err)
 {
-    return add_obs(std, "metrics_collect_vcfeed", "endpoint", endpoint, f, collect_vcfeed, 1, err);
-}
-
-static void collect_prober(void *ud, struct metrics *m)
-{
-    struct obs *o = ud;
-    struct prober_stats st;
-    (void)m;
-    prober_get_stats(o->obj, &st);
-    metrics_set(o->std.probe_keys, NULL, (double)st.keys);
-    metrics_set(o->std.probe_in_flight, NULL, (double)st.in_flight);
+    return add_obs(std, &obs_kinds[OBS_VCFEED], endpoint, f, err);
 }
 
 vmop_rc metrics_collect_prober(struct metrics_std *std, struct prober *p, struct vmop_err *err)
 {
-    return add_obs(std, "metrics_collect_prober", NULL, NULL, p, collect_prober, 0, err);
+    return add_obs(std, &obs_kinds[OBS_PROBER], NULL, p, err);
 }

@@ -148,6 +148,33 @@ static vmop_rc check_id_array(const cJSON *value, const char *what, struct vmop_
     return VMOP_OK;
 }
 
+/* Reads one listed id (fn's ud holds the list it fills). VMOP_E_NOT_FOUND: the id was deleted
+ * since the listing. */
+typedef vmop_rc (*read_listed_fn)(struct vim_client *c, const char *id, void *ud,
+                                  struct vmop_err *err);
+
+/* Calls fn for every id of `ids` (checked by check_id_array; NULL: none) in order, skipping ids
+ * deleted since the listing. Stops at the first other error: rc, and fn's message in err. */
+static vmop_rc read_listed(struct vim_client *c, const cJSON *ids, read_listed_fn fn, void *ud,
+                           struct vmop_err *err)
+{
+    const cJSON *e;
+
+    cJSON_ArrayForEach(e, ids)
+    {
+        struct vmop_err e2 = {0};
+        vmop_rc rc = fn(c, e->valuestring, ud, &e2);
+        if (rc == VMOP_E_NOT_FOUND) /* deleted since the listing */
+            continue;
+        if (rc) {
+            if (err && !err->rc)
+                *err = e2;
+            return rc;
+        }
+    }
+    return VMOP_OK;
+}
+
 /* ---- libraries ----------------------------------------------------------------------------- */
 
 static void library_clear(struct vim_library *l)
@@ -200,14 +227,35 @@ out:
     return rc;
 }
 
+struct library_read {
+    struct vim_library_list *list; /* items has a slot for every listed id */
+    const char *exact_name;        /* NULL: keep every library */
+};
+
+/* read_listed_fn: one library into the next slot of r->list, kept if its name is wanted. */
+static vmop_rc read_library(struct vim_client *c, const char *id, void *ud, struct vmop_err *err)
+{
+    struct library_read *r = ud;
+    struct vim_library *l = &r->list->items[r->list->n];
+    vmop_rc rc = library_get(c, id, l, err);
+
+    if (rc)
+        return rc;
+    if (r->exact_name && strcmp(l->name, r->exact_name) != 0)
+        library_clear(l);
+    else
+        r->list->n++;
+    return VMOP_OK;
+}
+
 /* Reads the details of every id of `ids` into a list; ids that vanish meanwhile are skipped.
  * When `exact_name` is set, only libraries with exactly that name are kept. */
 static vmop_rc libraries_from_ids(struct vim_client *c, const cJSON *ids, const char *exact_name,
                                   struct vim_library_list *ret_list, struct vmop_err *err)
 {
     struct vim_library_list list = {0};
-    const cJSON *e;
-    vmop_rc rc = VMOP_OK;
+    struct library_read r = {&list, exact_name};
+    vmop_rc rc;
     int n = cJSON_GetArraySize(ids);
 
     if (n > 0) {
@@ -215,25 +263,9 @@ static vmop_rc libraries_from_ids(struct vim_client *c, const cJSON *ids, const 
         if (!list.items)
             return vmop_fail(err, VMOP_E_NOMEM, "out of memory for %d libraries", n);
     }
-    cJSON_ArrayForEach(e, ids)
-    {
-        struct vmop_err e2 = {0};
-        rc = library_get(c, e->valuestring, &list.items[list.n], &e2);
-        if (rc == VMOP_E_NOT_FOUND) { /* deleted since the listing */
-            rc = VMOP_OK;
-            continue;
-        }
-        if (rc) {
-            if (err && !err->rc)
-                *err = e2;
-            goto out;
-        }
-        if (exact_name && strcmp(list.items[list.n].name, exact_name) != 0) {
-            library_clear(&list.items[list.n]);
-            continue;
-        }
-        list.n++;
-    }
+    rc = read_listed(c, ids, read_library, &r, err);
+    if (rc)
+        goto out;
     *ret_list = list;
     memset(&list, 0, sizeof(list));
 out:
@@ -406,6 +438,17 @@ vmop_rc vim_library_item_get(struct vim_client *c, const char *item_id,
     return VMOP_OK;
 }
 
+/* read_listed_fn: one item into the next slot of the vim_library_item_list ud. */
+static vmop_rc read_item(struct vim_client *c, const char *id, void *ud, struct vmop_err *err)
+{
+    struct vim_library_item_list *list = ud;
+    vmop_rc rc = item_get_into(c, id, &list->items[list->n], err);
+
+    if (!rc)
+        list->n++;
+    return rc;
+}
+
 vmop_rc vim_library_items(struct vim_client *c, const char *library_id,
                           struct vim_library_item_list *ret_list, struct vmop_err *err)
 {
@@ -413,7 +456,6 @@ vmop_rc vim_library_items(struct vim_client *c, const char *library_id,
     struct vmop_err e2 = {0};
     struct vbuf path;
     cJSON *ids = NULL;
-    const cJSON *e;
     vmop_rc rc;
     int n;
 
@@ -442,21 +484,9 @@ vmop_rc vim_library_items(struct vim_client *c, const char *library_id,
         rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory for %d library items", n);
         goto out;
     }
-    cJSON_ArrayForEach(e, ids)
-    {
-        struct vmop_err ie = {0};
-        rc = item_get_into(c, e->valuestring, &list.items[list.n], &ie);
-        if (rc == VMOP_E_NOT_FOUND) { /* deleted since the listing */
-            rc = VMOP_OK;
-            continue;
-        }
-        if (rc) {
-            if (err && !err->rc)
-                *err = ie;
-            goto out;
-        }
-        list.n++;
-    }
+    rc = read_listed(c, ids, read_item, &list, err);
+    if (rc)
+        goto out;
     *ret_list = list;
     memset(&list, 0, sizeof(list));
 out:

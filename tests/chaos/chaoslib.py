@@ -10,51 +10,44 @@ API server's fault switches (/_testapi/faults) and checks the end-state invarian
   - no resource that is being deleted keeps its finalizer;
   - every remaining VM is powered as its spec says (PoweredOn: with an IP).
 Every wait is bounded polling. Nothing secret is printed.
+
+What is the same as in tests/e2e/e2e_vm.py (Env's devenv/up/down/vimc, check, cond, vm_obj) is
+imported from there; what differs stays here: kubectl retried under injected faults, a longer
+default WAIT, the start-up baseline of vCenter VMs and the sanitizer findings.
 """
 import json
 import os
-import shutil
 import signal
 import ssl
 import subprocess
-import tempfile
+import sys
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# e2e_vm reads sys.argv[1] at import as its default build dir: harmless here, every Env below is
+# given its build dir explicitly.
+sys.path.insert(0, os.path.join(ROOT, "tests/e2e"))
+import e2e_vm as base  # noqa: E402
+from e2e_vm import NS, check, cond, vm_obj  # noqa: E402,F401  (re-exported to the chaos scripts)
+
 WAIT = float(os.environ.get("E2E_WAIT_S", "120"))
-NS = "default"
 FINALIZER = "vmoperator.vmware.com/virtualmachine"
 
 
-class Env:
-    """One devenv. vcsim_args: extra simulator flags; start_operator False: only sim + API."""
+class Env(base.Env):
+    """One devenv. vcsim_args: extra simulator flags; tag names the temporary directory."""
 
     def __init__(self, build, vcsim_args="", workers=8, tag="chaos"):
-        self.build = build
-        self.dir = tempfile.mkdtemp(prefix="vmop-%s." % tag)
-        self.env = dict(os.environ)
-        self.env.update({"VMOP_BUILD_DIR": build, "DEVENV_NO_BUILD": "1",
-                         "KUBECONFIG": os.path.join(self.dir, "kubeconfig"),
-                         "KUBECACHEDIR": os.path.join(self.dir, "kubecache"),
-                         "VMOP_WORKERS": str(workers),
-                         "DEVENV_VCSIM_ARGS": vcsim_args})
+        super().__init__(build, vcsim_args=vcsim_args, workers=workers, tag=tag)
         self.extra = []  # processes started by the test itself (replicas, proxies)
         self.baseline = set()
         self.san = []
 
     # ---- lifecycle ----
-    def devenv(self, *args):
-        subprocess.run([os.path.join(ROOT, "tests/devenv")] + list(args), env=self.env,
-                       check=True, stdout=subprocess.DEVNULL, timeout=240)
-
     def up(self):
-        self.devenv("up", self.dir)
-        vc = json.load(open(os.path.join(self.dir, "vcenter.json")))
-        self.sim = json.load(open(os.path.join(self.dir, "vcsim.json")))
-        self.env.update({"VIMC_URL": vc["url"], "VIMC_USERNAME": vc["username"],
-                         "VIMC_PASSWORD": vc["password"], "VIMC_THUMBPRINT": vc["thumbprint"]})
+        super().up()
         self.api_port = int(open(os.path.join(self.dir, "apiserver.port")).read())
         self.token = open(os.path.join(self.dir, ".token")).read().strip()
         self.baseline = {e["moref"] for e in self.vimc("ls", "vm") or []}
@@ -62,14 +55,10 @@ class Env:
     def down(self):
         for p in self.extra:
             stop_proc(p)
-        try:
-            self.devenv("down", self.dir)
-        finally:
-            self.san = sanitizer_findings(self.dir)
-            if os.environ.get("E2E_KEEP"):
-                print("kept", self.dir)
-            else:
-                shutil.rmtree(self.dir, ignore_errors=True)
+        super().down()
+
+    def after_down(self):
+        self.san = sanitizer_findings(self.dir)
 
     def operator_pid(self):
         try:
@@ -91,8 +80,8 @@ class Env:
 
     # ---- kubectl ----
     def kubectl(self, *args, stdin=None, check=True, timeout=90):
-        p = subprocess.run(["kubectl", "--request-timeout=30s"] + list(args), env=self.env,
-                           input=stdin, capture_output=True, text=True, timeout=timeout)
+        """base.Env.kubectl, its error message keeping only the tail of stderr."""
+        p = super().kubectl(*args, stdin=stdin, check=False, timeout=timeout)
         if check and p.returncode != 0:
             raise AssertionError("kubectl %s failed: %s" % (" ".join(args[:3]), p.stderr.strip()[-300:]))
         return p
@@ -132,14 +121,7 @@ class Env:
             args += ["--field-selector", "involvedObject.name=%s" % name]
         return json.loads(self.kubectl_retry(*args).stdout)["items"]
 
-    # ---- vCenter ----
-    def vimc(self, *args, check=True):
-        p = subprocess.run([os.path.join(self.build, "vimclient/tool/vimc"), "--json"] + list(args),
-                           env=self.env, capture_output=True, text=True, timeout=60)
-        if check and p.returncode != 0:
-            raise AssertionError("vimc %s failed: %s" % (" ".join(args), p.stderr.strip()))
-        return json.loads(p.stdout) if p.returncode == 0 and p.stdout.strip() else None
-
+    # ---- vCenter (vimc: base.Env's) ----
     def vc_vms(self):
         """{moref: info} of every VM not in the start-up baseline (vm info may race a destroy)."""
         refs = [e["moref"] for e in self.vimc("ls", "vm") or [] if e["moref"] not in self.baseline]
@@ -169,10 +151,7 @@ class Env:
         return scrape(port or self.health_port(), series)
 
     def operator_log(self, n=40, path=None):
-        try:
-            return "".join(open(path or os.path.join(self.dir, "operator.log")).readlines()[-n:])
-        except OSError:
-            return ""
+        return super().operator_log(n, path)
 
 
 SAN_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
@@ -254,37 +233,9 @@ def stop_proc(p):
             p.wait(10)
 
 
-def check(c, msg):
-    if not c:
-        raise AssertionError(msg)
-
-
 def wait_for(fn, what, timeout=WAIT, period=0.3):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(period)
-    raise AssertionError("timed out after %.0fs waiting for %s" % (timeout, what))
-
-
-def cond(vm, ctype):
-    for c in ((vm or {}).get("status") or {}).get("conditions") or []:
-        if c.get("type") == ctype:
-            return c
-    return None
-
-
-def vm_obj(name, cls="best-effort-small", image="vmop-tiny-ovf", sc="wcp-default", secret=None,
-           extra=None, ns=NS):
-    spec = {"className": cls, "imageName": image, "storageClass": sc}
-    if secret:
-        spec["bootstrap"] = {"cloudInit": {"rawCloudConfig": {"name": secret, "key": "user-data"}}}
-    if extra:
-        spec.update(extra)
-    return {"apiVersion": "vmoperator.vmware.com/v1alpha5", "kind": "VirtualMachine",
-            "metadata": {"name": name, "namespace": ns}, "spec": spec}
+    """base.wait_for with this file's longer default WAIT."""
+    return base.wait_for(fn, what, timeout, period)
 
 
 def secret_obj(name, data=None, ns=NS):
@@ -408,23 +359,8 @@ def run_tests(tests, only, make_env):
     if not _sh.which("kubectl"):
         print("SKIP: kubectl not found")
         return 77
-    failures = []
     env = make_env()
-    try:
-        env.up()
-        for name, fn in tests:
-            if only and name not in only:
-                continue
-            t0 = time.monotonic()
-            try:
-                fn(env)
-                print("PASS %s (%.1fs)" % (name, time.monotonic() - t0), flush=True)
-            except AssertionError as e:
-                failures.append(name)
-                print("FAIL %s (%.1fs): %s" % (name, time.monotonic() - t0, e), flush=True)
-                print("---- operator log (tail) ----\n" + env.operator_log(), flush=True)
-    finally:
-        env.down()
+    failures = base.run_in(env, tests, only, fail_secs=True)
     if env.san:
         failures.append("sanitizers")
         print("FAIL sanitizers:\n  " + "\n  ".join(env.san[:20]), flush=True)
