@@ -275,6 +275,7 @@ vmop_rc vcfeed_cache_apply(struct vcfeed_cache *c, const struct vim_update *u,
         ch.changed = 1;
         ch.left = 1;
         if (e) {
+            ch.removed = 1;
             *pp = e->next;
             c->n--;
             ch.old_nsname = e->nsname;
@@ -304,6 +305,7 @@ vmop_rc vcfeed_cache_apply(struct vcfeed_cache *c, const struct vim_update *u,
         c->n++;
         is_new = 1;
         ch.changed = 1;
+        ch.entered = 1;
     }
     e->epoch = c->epoch;
     for (size_t j = 0; j < u->n; j++) {
@@ -406,7 +408,18 @@ struct vcfeed_worker {
     int stop;                /* guarded by feed->lock */
     struct vim_watch *watch; /* guarded by feed->lock; freed only by the worker */
     struct vcfeed_cache cache;
-    unsigned seed; /* jitter */
+    unsigned seed;   /* jitter */
+    int suppressing; /* the current batch's changes are not emitted (worker thread only) */
+};
+
+/* The VMs the feed's watches hold: moref value -> number of watches holding it (a VM may sit in
+ * two watched folders for a moment while it moves). Kept in step with the workers' caches; read
+ * by vcfeed_watching from other threads. */
+#define SEEN_BUCKETS 4096
+struct seen_entry {
+    struct seen_entry *next;
+    unsigned n;
+    char ref[VIM_MOREF_VALUE_MAX];
 };
 
 struct vcfeed {
@@ -425,7 +438,62 @@ struct vcfeed {
     struct vcfeed_worker *workers; /* guarded by admin */
     int stopped;                   /* guarded by admin */
     struct vcfeed_stats stats;     /* guarded by lock */
+    /* guarded by seen_mu, a leaf lock: nothing else is locked or called while it is held */
+    pthread_mutex_t seen_mu;
+    struct seen_entry *seen[SEEN_BUCKETS];
 };
+
+static struct seen_entry **seen_slot(struct vcfeed *f, const char *ref)
+{
+    struct seen_entry **pp = &f->seen[hash_str(ref) % SEEN_BUCKETS];
+    while (*pp && strcmp((*pp)->ref, ref) != 0)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+/* A watch holds the VM now. Out of memory: it is not recorded, so vcfeed_watching says 0 and
+ * the caller keeps checking on its own, which is the safe side. */
+static void seen_add(struct vcfeed *f, const char *ref)
+{
+    struct seen_entry **pp, *e;
+
+    pthread_mutex_lock(&f->seen_mu);
+    pp = seen_slot(f, ref);
+    if (*pp) {
+        (*pp)->n++;
+    } else if ((e = calloc(1, sizeof(*e))) != NULL) {
+        snprintf(e->ref, sizeof(e->ref), "%s", ref);
+        e->n = 1;
+        *pp = e;
+    }
+    pthread_mutex_unlock(&f->seen_mu);
+}
+
+/* A watch no longer holds the VM. */
+static void seen_del(struct vcfeed *f, const char *ref)
+{
+    struct seen_entry **pp, *e;
+
+    pthread_mutex_lock(&f->seen_mu);
+    pp = seen_slot(f, ref);
+    if ((e = *pp) != NULL && --e->n == 0) {
+        *pp = e->next;
+        free(e);
+    }
+    pthread_mutex_unlock(&f->seen_mu);
+}
+
+int vcfeed_watching(struct vcfeed *f, const char *moref_value)
+{
+    int yes;
+
+    if (!f || !moref_value || !moref_value[0])
+        return 0;
+    pthread_mutex_lock(&f->seen_mu);
+    yes = *seen_slot(f, moref_value) != NULL;
+    pthread_mutex_unlock(&f->seen_mu);
+    return yes;
+}
 
 static void stat_add(struct vcfeed *f, uint64_t *field, uint64_t n)
 {
@@ -552,7 +620,8 @@ static void gone_cb(const char *refval, const char *nsname, void *user)
     struct vcfeed_worker *wk = user;
     struct vim_moref ref;
 
-    if (vim_moref_set(&ref, "VirtualMachine", refval) != VMOP_OK)
+    seen_del(wk->feed, refval);
+    if (wk->suppressing || vim_moref_set(&ref, "VirtualMachine", refval) != VMOP_OK)
         return;
     emit(wk->feed, map_key(wk->feed, &ref, nsname));
 }
@@ -578,6 +647,10 @@ static void process_batch(struct vcfeed_worker *wk, const struct vim_update_batc
             stat_error(f, &err);
             continue;
         }
+        if (ch.entered)
+            seen_add(f, u->ref.value);
+        else if (ch.removed)
+            seen_del(f, u->ref.value);
         if (!ch.changed || suppress) {
             stat_add(f, &f->stats.dropped, 1);
         } else if (ch.left) {
@@ -589,8 +662,11 @@ static void process_batch(struct vcfeed_worker *wk, const struct vim_update_batc
         }
         free(ch.old_nsname);
     }
-    if (full)
-        vcfeed_cache_sweep(&wk->cache, suppress ? NULL : gone_cb, wk);
+    if (full) {
+        wk->suppressing = suppress;
+        vcfeed_cache_sweep(&wk->cache, gone_cb, wk);
+        wk->suppressing = 0;
+    }
 }
 
 static int all_enter(const struct vim_update_batch *b)
@@ -715,6 +791,9 @@ static void worker_free(struct vcfeed_worker *wk)
 {
     if (!wk)
         return;
+    for (size_t i = 0; wk->cache.buckets && i < wk->cache.n_buckets; i++)
+        for (struct vcfeed_entry *e = wk->cache.buckets[i]; e; e = e->next)
+            seen_del(wk->feed, e->ref); /* its watch is gone */
     vcfeed_cache_free(&wk->cache);
     free(wk->container);
     free(wk);
@@ -893,7 +972,15 @@ void vcfeed_free(struct vcfeed *f)
     for (size_t i = 0; f->props && f->props[i]; i++)
         free(f->props[i]);
     free(f->props);
+    for (size_t i = 0; i < SEEN_BUCKETS; i++) { /* normally empty: every worker is freed */
+        while (f->seen[i]) {
+            struct seen_entry *e = f->seen[i];
+            f->seen[i] = e->next;
+            free(e);
+        }
+    }
     pthread_cond_destroy(&f->cond);
+    pthread_mutex_destroy(&f->seen_mu);
     pthread_mutex_destroy(&f->lock);
     pthread_mutex_destroy(&f->admin);
     free(f);
@@ -924,6 +1011,7 @@ vmop_rc vcfeed_new(const struct vcfeed_opts *o, struct vcfeed **ret_feed, struct
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
     pthread_mutex_init(&f->admin, NULL);
     pthread_mutex_init(&f->lock, NULL);
+    pthread_mutex_init(&f->seen_mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&f->cond, &ca);

@@ -103,6 +103,12 @@ struct vcfeed_stats {
 };
 void vcfeed_stats(struct vcfeed *f, struct vcfeed_stats *ret_stats);
 
+/* 1 when a watch of the feed holds the VM (moref value) right now: its ENTER was seen and no LEAVE
+ * since. A VM created and destroyed between two WaitForUpdatesEx rounds is never reported by
+ * vCenter (the property collector sends net changes only), so a caller that just created a VM
+ * asks this before relying on the feed to tell it when the VM goes. */
+int vcfeed_watching(struct vcfeed *f, const char *moref_value);
+
 /* ---- pure parts (exposed for unit tests) ----------------------------------------------------- */
 
 /* Delay before retry number `attempt` (0-based): min(cap, initial * 2^attempt), then jittered
@@ -134,7 +140,9 @@ struct vcfeed_cache {
 /* What one update meant. */
 struct vcfeed_change {
     int changed;      /* something we watch changed (or a new VM, or LEAVE) */
-    int left;         /* the VM is gone: its entry was removed */
+    int entered;      /* a VM new to the cache: an entry was added */
+    int left;         /* LEAVE: the VM is gone (removed is 1 when it had an entry) */
+    int removed;      /* an entry was removed */
     int replaced;     /* same moref, other VM (instanceUuid changed): old_nsname is the old VM's */
     char *old_nsname; /* for left/replaced: the name cached for the old VM (owned; free it) */
 };

@@ -54,6 +54,7 @@ struct inf_slot {
 #define VMC_FEEDS_MAX      64    /* VCenterEndpoints with a change feed */
 #define VMC_FEED_FOLDERS   256   /* namespace folders per endpoint */
 #define VMC_FEED_RESYNC_MS 30000 /* re-check bindings/endpoints even without an event */
+#define VMC_FEED_RETRY_MS  1000  /* first retry of a feed that could not start (doubles) */
 
 /* One vCenter change feed per VCenterEndpoint in use (owned by the feed thread). */
 struct feed_slot {
@@ -82,6 +83,7 @@ struct vmc {
     pthread_t feed_th;
     int feed_started, feed_stop, feed_dirty;
     struct feed_slot feeds[VMC_FEEDS_MAX];
+    unsigned feed_passes; /* feeds_sync passes done (feed thread only) */
 };
 
 /* ---- keys and indexes ------------------------------------------------------------------------ */
@@ -363,6 +365,25 @@ static int feed_live(struct vmc *c, const char *endpoint)
     return live;
 }
 
+/* 1 when the feed for this endpoint holds the VM (moref value) in one of its watches, so its
+ * changes and its disappearance will come as events. */
+static int feed_watching(struct vmc *c, const char *endpoint, const char *moref_value)
+{
+    int yes = 0;
+    if (!endpoint || !moref_value)
+        return 0;
+    pthread_mutex_lock(&c->feed_mu);
+    for (size_t i = 0; i < VMC_FEEDS_MAX; i++) {
+        struct feed_slot *s = &c->feeds[i];
+        if (s->feed && !strcmp(s->endpoint, endpoint)) {
+            yes = vcfeed_watching(s->feed, moref_value);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&c->feed_mu);
+    return yes;
+}
+
 /* The folders (deduplicated, malloc'd strings in a NULL-terminated array) of the bindings using
  * endpoint. */
 static char **feed_folders(struct kube_obj **bs, size_t n_bs, const char *endpoint)
@@ -410,9 +431,12 @@ struct feed_old {
     struct vc_conn *conn;
 };
 
-/* Brings feeds[] in line with the caches. Runs on the feed thread only. */
-static void feeds_sync(struct vmc *c)
+/* Brings feeds[] in line with the caches. Runs on the feed thread only. Returns 1 when an endpoint
+ * in use got no feed (no client yet, vCenter unreachable): the caller retries soon rather than at
+ * the next resync, since until then power and IP changes of its VMs go unnoticed. */
+static int feeds_sync(struct vmc *c)
 {
+    int failed = 0;
     struct kube_obj **eps = NULL, **bs = NULL;
     size_t n_eps = 0, n_bs = 0, n_old = 0;
     struct feed_old old[VMC_FEEDS_MAX];
@@ -422,6 +446,7 @@ static void feeds_sync(struct vmc *c)
     if (kube_informer_list(c->inf[I_ENDPOINT].inf, &eps, &n_eps, &err) != VMOP_OK ||
         kube_informer_list(c->inf[I_BINDING].inf, &bs, &n_bs, &err) != VMOP_OK) {
         vlog_err(VLOG_WARN, LOGGER, NULL, &err, "change feeds: cache read failed");
+        failed = 1;
         goto out;
     }
     for (size_t e = 0; e < n_eps; e++) {
@@ -444,6 +469,7 @@ static void feeds_sync(struct vmc *c)
         vmop_err_clear(&err);
         if (vcenters_get(c->vcs, ep, secret, &conn, &err) != VMOP_OK) {
             vlog_err(VLOG_DEBUG, LOGGER, NULL, &err, "change feed for %s: no client", ep->name);
+            failed = 1;
             goto next;
         }
         pthread_mutex_lock(&c->feed_mu);
@@ -480,11 +506,15 @@ static void feeds_sync(struct vmc *c)
                                      .map = feed_map,
                                      .enqueue = feed_enqueue,
                                      .user = s,
-                                     .skip_initial = 1};
+                                     /* at start every VM is reconciled anyway; a feed that
+                                      * starts later may have missed changes: its first full
+                                      * set is delivered */
+                                     .skip_initial = c->feed_passes == 0};
             s->c = c;
             if (vcfeed_new(&fo, &f, &err) != VMOP_OK) {
                 vlog_err(VLOG_WARN, LOGGER, NULL, &err, "change feed for %s", ep->name);
                 keep[slot] = 0;
+                failed = 1;
                 goto next;
             }
             if (c->o.metrics &&
@@ -527,24 +557,38 @@ out:
     }
     kube_objs_free(eps, n_eps);
     kube_objs_free(bs, n_bs);
+    c->feed_passes++;
+    return failed;
 }
 
 static void *feed_thread(void *arg)
 {
     struct vmc *c = arg;
+    long wait_ms = VMC_FEED_RESYNC_MS, retry_ms = VMC_FEED_RETRY_MS;
     pthread_mutex_lock(&c->feed_mu);
     while (!c->feed_stop) {
         if (!c->feed_dirty) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_sec += VMC_FEED_RESYNC_MS / 1000;
+            ts.tv_sec += wait_ms / 1000;
+            ts.tv_nsec += (wait_ms % 1000) * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
             pthread_cond_timedwait(&c->feed_cv, &c->feed_mu, &ts);
             if (c->feed_stop)
                 break;
         }
         c->feed_dirty = 0;
         pthread_mutex_unlock(&c->feed_mu);
-        feeds_sync(c);
+        if (feeds_sync(c)) { /* retry soon, backing off up to the resync period */
+            wait_ms = retry_ms;
+            retry_ms = retry_ms * 2 > VMC_FEED_RESYNC_MS ? VMC_FEED_RESYNC_MS : retry_ms * 2;
+        } else {
+            wait_ms = VMC_FEED_RESYNC_MS;
+            retry_ms = VMC_FEED_RETRY_MS;
+        }
         pthread_mutex_lock(&c->feed_mu);
     }
     pthread_mutex_unlock(&c->feed_mu);
@@ -1564,6 +1608,7 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
     const cJSON *obj, *cls_j = NULL, *img_j = NULL, *sc_j = NULL;
     unsigned changed = 0;
     int64_t mhz = 0;
+    int live;
     char reason[RS_REASON_MAX], probe_msg[256];
     vmop_rc rc, arc;
     struct timespec now;
@@ -1784,14 +1829,19 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
         goto out;
     /* wait (bounded) for what vCenter does on its own: the guest's IP. With a live change feed
      * for this vCenter the IP arrives as an event (guest.ipAddress): no short requeue. */
+    live = feed_live(r->c, r->endpoint ? r->endpoint->name : NULL);
     if (so.present && so.power == API_POWER_ON && !r->vm->network_disabled &&
-        (!so.primary_ip4 || !*so.primary_ip4) &&
-        !feed_live(r->c, r->endpoint ? r->endpoint->name : NULL))
+        (!so.primary_ip4 || !*so.primary_ip4) && !live)
         r->requeue_ms = VMC_WAIT_DELAY_MS;
     else if (!so.present)
         r->requeue_ms = VMC_WAIT_MAX_MS;
     else if (si.probe == ST_PROBE_NOT_READY || si.probe == ST_PROBE_UNKNOWN)
         r->requeue_ms = VMC_WAIT_MAX_MS;
+    else if (live && so.unique_id &&
+             !feed_watching(r->c, r->endpoint ? r->endpoint->name : NULL, so.unique_id))
+        /* the feed has not seen this VM yet (just created, or outside the watched folders): a
+         * VM destroyed before the feed's next round would never be reported, so look again */
+        r->requeue_ms = out.created ? VMC_WAIT_DELAY_MS : VMC_WAIT_MAX_MS;
 out:
     vs_outcome_free(&out);
     rs_result_free(&res);

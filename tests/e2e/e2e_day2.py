@@ -40,6 +40,19 @@ def event_count(env, name, reason):
     return sum(int(e.get("count") or 1) for e in events(env, name, reason))
 
 
+def metrics(env):
+    """vmop's /metrics as {series: value}."""
+    port = int(open(os.path.join(env.dir, "health.port")).read())
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+        text = r.read().decode()
+    m = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            k, v = line.rsplit(" ", 1)
+            m[k] = float(v)
+    return m
+
+
 # ---- a minimal SOAP client for what vimc does not do (reconfigure behind vmop's back) ----------
 
 class Soap:
@@ -94,14 +107,7 @@ def test_drift(env):
     check("expected PoweredOn" in ev.get("message", ""), "drift message %r" % ev.get("message"))
     wait_running(env, "d2-drift")
     # /metrics: the registry's families next to the older totals
-    port = int(open(os.path.join(env.dir, "health.port")).read())
-    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
-        text = r.read().decode()
-    m = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            k, v = line.rsplit(" ", 1)
-            m[k] = float(v)
+    m = metrics(env)
     check(m.get('vmop_vcenter_feed_watches{endpoint="vcsim"}', 0) >= 1, "no live feed watch in /metrics")
     check(any(k.startswith("vmop_reconcile_total{") and v > 0 for k, v in m.items()),
           "no vmop_reconcile_total in /metrics")
@@ -236,10 +242,19 @@ def test_vanished(env):
     env.apply([vm_obj(name)])
     vm = wait_running(env, name)
     uid, iu = vm["status"]["uniqueID"], vm["status"]["instanceUUID"]
-    env.vimc("vm", "destroy", "--force", uid)
+    # vimc powers the VM off, then destroys it; vmop may repair the power-off in between (it is
+    # drift), which makes the destroy fail with InvalidPowerState: try again (bounded)
+    wait_for(lambda: env.vimc("vm", "destroy", "--force", uid, check=False) is not None,
+             "%s destroyed in vCenter" % uid, timeout=FAST)
     t0 = time.monotonic()
-    new = wait_for(lambda: (lambda v: v if (v.get("status") or {}).get("uniqueID") not in (None, uid)
-                            else None)(env.get("vm", name)), "recreated", timeout=FAST + 30)
+    try:
+        new = wait_for(lambda: (lambda v: v if (v.get("status") or {}).get("uniqueID")
+                                not in (None, uid) else None)(env.get("vm", name)),
+                       "recreated", timeout=FAST + 30)
+    except AssertionError:
+        print("  feed metrics: %s" % {k: v for k, v in metrics(env).items() if "feed" in k},
+              flush=True)
+        raise
     print("  recreated in %.1fs" % (time.monotonic() - t0), flush=True)
     check(new["status"]["instanceUUID"] == iu, "recreated with another instanceUUID")
     wait_for(lambda: events(env, name, "VirtualMachineNotFound"), "VirtualMachineNotFound event")

@@ -162,12 +162,12 @@ START_TEST(test_cache_dedup)
     ck_assert_int_eq(vcfeed_cache_init(&c, props, 0, &err), VMOP_OK);
     /* First sight: a change. */
     ch = apply(&c, mk(&s, VIM_UPDATE_ENTER, "vm-1", 5, full_on));
-    ck_assert(ch.changed && !ch.left && !ch.replaced);
+    ck_assert(ch.changed && ch.entered && !ch.left && !ch.removed && !ch.replaced);
     ck_assert_uint_eq(c.n, 1);
     /* The same full state again (a resync): nothing, also for the complex device value. */
     vcfeed_cache_begin_full(&c);
     ch = apply(&c, mk(&s, VIM_UPDATE_ENTER, "vm-1", 5, full_on));
-    ck_assert(!ch.changed);
+    ck_assert(!ch.changed && !ch.entered);
     /* A modify to the same primitive value: no-op. */
     ch = apply(&c, mk(&s, VIM_UPDATE_MODIFY, "vm-1", 1, on));
     ck_assert(!ch.changed);
@@ -217,7 +217,7 @@ START_TEST(test_cache_names_and_identity)
     ck_assert_int_eq(vcfeed_cache_set_name(&c, "vm-1", "ns/a", &err), VMOP_OK);
     /* Another VM under the same moref (vCenter restarted): replaced, old name handed back. */
     ch = apply(&c, mk(&s, VIM_UPDATE_ENTER, "vm-1", 1, uuid2));
-    ck_assert(ch.changed && ch.replaced && !ch.left);
+    ck_assert(ch.changed && ch.replaced && !ch.left && !ch.entered && !ch.removed);
     ck_assert_ptr_nonnull(ch.old_nsname);
     ck_assert_str_eq(ch.old_nsname, "ns/a");
     free(ch.old_nsname);
@@ -226,12 +226,12 @@ START_TEST(test_cache_names_and_identity)
     /* Leave: removed, name handed back; an unknown VM leaving is still a change. */
     ck_assert_int_eq(vcfeed_cache_set_name(&c, "vm-1", "ns/b", &err), VMOP_OK);
     ch = apply(&c, mk(&s, VIM_UPDATE_LEAVE, "vm-1", 0, NULL));
-    ck_assert(ch.changed && ch.left);
+    ck_assert(ch.changed && ch.left && ch.removed);
     ck_assert_str_eq(ch.old_nsname, "ns/b");
     free(ch.old_nsname);
     ck_assert_uint_eq(c.n, 0);
     ch = apply(&c, mk(&s, VIM_UPDATE_LEAVE, "vm-9", 0, NULL));
-    ck_assert(ch.changed && ch.left);
+    ck_assert(ch.changed && ch.left && !ch.removed);
     ck_assert_ptr_null(ch.old_nsname);
     vcfeed_cache_free(&c);
 }

@@ -288,6 +288,10 @@ START_TEST(test_events)
     ck_assert_uint_eq(st.watches, 1);
     ck_assert_uint_eq(st.containers, 1);
     ck_assert_uint_eq(st.restarts, 0);
+    /* Both are held by the watch (the initial set is suppressed for enqueueing only). */
+    ck_assert(vcfeed_watching(f, a.value));
+    ck_assert(vcfeed_watching(f, b.value));
+    ck_assert(!vcfeed_watching(f, "vm-999999"));
 
     /* No storm while nothing changes. */
     before = rec_total(&r);
@@ -318,6 +322,7 @@ START_TEST(test_events)
     before = rec_count(&r, "ns1/vm-a");
     ck_assert_msg(vim_vm_destroy(c, &a, &err) == VMOP_OK, "destroy: %s", err.msg);
     ck_assert_msg(wait_key(&r, "ns1/vm-a", before, BOUND_MS) >= 0, "destroy not enqueued");
+    ck_assert(!vcfeed_watching(f, a.value)); /* dropped before the LEAVE was enqueued */
 
     /* A second container at runtime (the same folder by moref): its initial set is enqueued. */
     find(c, sim->folder, &folder);
@@ -334,6 +339,7 @@ START_TEST(test_events)
     ck_assert(wait_stats(f, pred_watches, &one, BOUND_MS, &st));
     ck_assert_uint_eq(st.containers, 1);
     ck_assert_uint_eq(st.resyncs, 2);
+    ck_assert(vcfeed_watching(f, b.value)); /* the remaining watch still holds it */
 
     /* Still live on the remaining container. */
     before = rec_count(&r, "ns1/vm-b");
@@ -346,6 +352,7 @@ START_TEST(test_events)
     ck_assert_int_lt(t, 2000);
     vcfeed_stats(f, &st);
     ck_assert_uint_eq(st.watches, 0);
+    ck_assert(!vcfeed_watching(f, b.value)); /* no watch holds anything */
     total = rec_total(&r);
     ck_assert_uint_eq(st.enqueued, (uint64_t)total);
     ck_assert_int_eq(st.last_rc, VMOP_OK);
