@@ -1853,6 +1853,13 @@ vmop_rc vmc_reconcile(struct vmc *c, const char *key, struct vmop_err *err)
     struct rctx r;
     vmop_rc rc;
     int64_t t0 = kube_mono_ms();
+    if (c->o.may_act && !c->o.may_act(c->o.may_act_ud)) {
+        /* paused past the lease renewal: the elector either renews (and this runs again) or the
+         * process exits; meanwhile it changes nothing */
+        vlog(VLOG_DEBUG, LOGGER, key, "not reconciling: leadership not confirmed");
+        kube_queue_add_after(c->q, key, 1000);
+        return VMOP_OK;
+    }
     memset(&r, 0, sizeof(r));
     r.c = c;
     r.key = key;

@@ -41,6 +41,10 @@ struct vmc_opts {
     struct metrics_std *metrics; /* borrowed, may be NULL: reconcile counts and durations, the
                                   * queue, the prober, and per endpoint the vCenter client and
                                   * change feed (operator/metrics.h) */
+    /* Asked before each reconcile: 0 = this process may not act now (leadership unconfirmed);
+     * the key is looked at again a second later. NULL: always act. */
+    int (*may_act)(void *ud);
+    void *may_act_ud;
 };
 
 struct vmc;

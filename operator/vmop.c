@@ -73,6 +73,14 @@ static void on_stopped(void *ud)
     metrics_std_set_leader(p->metrics ? &p->std : NULL, 0);
 }
 
+/* The fence every mutating worker asks (vm_controller, vmsync): without leader election always
+ * yes; with it, only while the Lease was renewed within the renew deadline. */
+static int may_act(void *ud)
+{
+    struct proc *p = ud;
+    return !p->cfg->leader_elect || (p->el && kube_elector_lease_fresh(p->el));
+}
+
 static int ready_cb(void *ud)
 {
     struct proc *p = ud;
@@ -158,10 +166,14 @@ int vmop_run(const struct vmop_config *cfg)
     struct kube_client_opts kco = {.user_agent = "vmop/0.1", .pool_size = 16};
     struct kube_recorder_opts ro = {.component = "vmop"};
     /* each vCenter's change feed holds one pooled connection per watched namespace folder */
-    struct vcenters_opts vo = {.max_connections = (int)cfg->workers + 24,
-                               .vs = {.soft_wait_ms = cfg->trysoft_timeout_ms}};
-    struct vmc_opts mo = {
-        .system_ns = cfg->ns, .workers = cfg->workers, .resync_ms = cfg->resync_ms};
+    struct vcenters_opts vo = {
+        .max_connections = (int)cfg->workers + 24,
+        .vs = {.soft_wait_ms = cfg->trysoft_timeout_ms, .may_act = may_act, .may_act_ud = &p}};
+    struct vmc_opts mo = {.system_ns = cfg->ns,
+                          .workers = cfg->workers,
+                          .resync_ms = cfg->resync_ms,
+                          .may_act = may_act,
+                          .may_act_ud = &p};
     sigset_t sigs;
     int code = 1, sig = 0;
     int64_t start_ms = kube_mono_ms();

@@ -67,6 +67,8 @@ struct vs_ctx {
     struct vim_client *client;
     long soft_wait_ms, lookup_ttl_s, mhz_ttl_s, storage_ttl_s;
     char *cache_folder;
+    int (*may_act)(void *ud); /* the fence before a create (vs_options); NULL: always */
+    void *may_act_ud;
     struct vim_pbm *pbm; /* SPBM handle, made on first use; guarded by lock until set */
     struct ic_cache *images;
     pthread_mutex_t lock; /* guards cache[] */
@@ -165,6 +167,8 @@ vmop_rc vs_ctx_new(struct vim_client *client, const struct vs_options *opts,
     ctx->lookup_ttl_s = opts && opts->lookup_ttl_s > 0 ? opts->lookup_ttl_s : 60;
     ctx->mhz_ttl_s = opts && opts->mhz_ttl_s > 0 ? opts->mhz_ttl_s : 300;
     ctx->storage_ttl_s = opts && opts->storage_ttl_s > 0 ? opts->storage_ttl_s : 300;
+    ctx->may_act = opts ? opts->may_act : NULL;
+    ctx->may_act_ud = opts ? opts->may_act_ud : NULL;
     if (opts && opts->cache_folder && !(ctx->cache_folder = strdup(opts->cache_folder))) {
         free(ctx);
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
@@ -725,6 +729,13 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
     cl.datastore = vim_moref_is_set(&ds) ? &ds : NULL;
     cl.profile_id = nonempty(d->storage_policy_id) ? d->storage_policy_id : NULL;
     cl.config = cs;
+    /* the fence: a replica that lost its lease while paused must not create a second VM next to
+     * the one the new leader creates */
+    if (ctx->may_act && !ctx->may_act(ctx->may_act_ud)) {
+        rc = vmop_fail(err, VMOP_E_CANCELED,
+                       "not creating the VM: this replica's leadership is not confirmed");
+        goto out;
+    }
     rc = vim_vm_clone(ctx->client, &cl, ret_vm, err);
 out:
     vim_config_spec_free(cs);

@@ -39,6 +39,10 @@ struct vs_options {
                                * this long (failures are not cached); 0 = 300 */
     const char *cache_folder; /* inventory path for image cache templates; NULL = the VM's folder.
                                * Copied. Names starting "vmop-image-" there belong to vmop. */
+    /* The fence asked right before a VM is created: 0 = this process may not act now (its
+     * leadership is not confirmed), and the create fails with VMOP_E_CANCELED. NULL: always. */
+    int (*may_act)(void *ud);
+    void *may_act_ud;
 };
 
 struct vs_ctx;

@@ -459,6 +459,15 @@ int kube_elector_is_leader(struct kube_elector *el)
     return l;
 }
 
+int kube_elector_lease_fresh(struct kube_elector *el)
+{
+    int64_t now = now_ms(el);
+    pthread_mutex_lock(&el->lock);
+    int fresh = el->leading && !el->done && now - el->last_renew_ms < el->o.renew_deadline_ms;
+    pthread_mutex_unlock(&el->lock);
+    return fresh;
+}
+
 void kube_elector_holder(struct kube_elector *el, char *buf, size_t buf_len)
 {
     pthread_mutex_lock(&el->lock);

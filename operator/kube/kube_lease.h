@@ -84,6 +84,11 @@ void kube_elector_stop(struct kube_elector *el);
 vmop_rc kube_elector_release(struct kube_elector *el, struct vmop_err *err);
 
 int kube_elector_is_leader(struct kube_elector *el);
+/* 1 when leading and the last successful renewal is younger than renew_deadline on the local
+ * monotonic clock, so no other replica can have taken over yet: the test to pass before changing
+ * the world. A process that was paused (SIGSTOP, a frozen VM) resumes still "leading" until its
+ * elector thread runs again; its workers must not act in that gap. */
+int kube_elector_lease_fresh(struct kube_elector *el);
 /* The observed holder (copied; "" when none). */
 void kube_elector_holder(struct kube_elector *el, char *buf, size_t buf_len);
 /* True when the loop ended (lost leadership or stopped). */

@@ -225,6 +225,27 @@ START_TEST(renew_deadline)
 }
 END_TEST
 
+/* A leader paused past its renew deadline (SIGSTOP) still says it leads until its elector runs
+ * again, but the lease is no longer fresh: workers must not act. */
+START_TEST(lease_fresh_after_pause)
+{
+    reset();
+    struct cb ca = {0};
+    struct kube_elector *a = mk("a", &ca, 0);
+    ck_assert(!kube_elector_lease_fresh(a)); /* not leading yet */
+    kube_elector_step(a);
+    ck_assert(kube_elector_lease_fresh(a));
+    F.mono = 9999;
+    ck_assert(kube_elector_lease_fresh(a));
+    F.mono = 16000; /* resumed after a pause longer than the lease: no step has run yet */
+    ck_assert(kube_elector_is_leader(a));
+    ck_assert(!kube_elector_lease_fresh(a));
+    ck_assert_int_eq(kube_elector_step(a), -1); /* the elector then gives up, without renewing */
+    ck_assert(!kube_elector_lease_fresh(a));
+    kube_elector_free(a);
+}
+END_TEST
+
 START_TEST(recovers_within_deadline)
 {
     reset();
@@ -336,6 +357,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("lease");
     tcase_add_test(tc, acquire_renew_failover);
     tcase_add_test(tc, renew_deadline);
+    tcase_add_test(tc, lease_fresh_after_pause);
     tcase_add_test(tc, recovers_within_deadline);
     tcase_add_test(tc, release_hands_over_at_once);
     tcase_add_test(tc, races_and_skew);

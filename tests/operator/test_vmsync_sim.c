@@ -722,6 +722,37 @@ START_TEST(unknown_policy_fails_nothing_created)
 }
 END_TEST
 
+static int fence_closed(void *ud)
+{
+    int *asked = ud;
+    (*asked)++;
+    return 0;
+}
+
+/* A replica whose leadership is not confirmed creates nothing: the fence is asked right before
+ * the clone and the create fails as canceled. */
+START_TEST(fence_closed_creates_nothing)
+{
+    struct world w;
+    struct vs_outcome out;
+    struct vmop_err err = {0};
+    int asked = 0;
+    struct vs_options o = {.may_act = fence_closed, .may_act_ud = &asked};
+    world_init(&w, 24, "vmop-tiny-ovf");
+    vs_ctx_free(w.ctx);
+    w.ctx = NULL;
+    ck_assert_msg(vs_ctx_new(w.c, &o, &w.ctx, &err) == VMOP_OK, "ctx: %s", err.msg);
+    ck_assert_int_eq(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_E_CANCELED);
+    ck_assert_int_ge(asked, 1);
+    ck_assert_int_eq(out.failed, 1);
+    ck_assert_int_eq(out.created, 0);
+    ck_assert_ptr_nonnull(strstr(err.msg, "leadership"));
+    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
+    vs_outcome_free(&out);
+    world_free(&w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("vmsync");
@@ -740,6 +771,7 @@ int main(void)
     tcase_add_test(tc, storage_policy_prefers_binding_datastore);
     tcase_add_test(tc, storage_policy_first_compatible_and_cached);
     tcase_add_test(tc, unknown_policy_fails_nothing_created);
+    tcase_add_test(tc, fence_closed_creates_nothing);
     suite_add_tcase(s, tc);
     return vmop_check_run(s);
 }
