@@ -202,6 +202,14 @@ vmop_rc vim_soap_parse_response(const char *body, size_t len, const char *method
  * existingState=poweredOn)" or " (obj=VirtualMachine:vm-9)"; nothing when it has none. fault is
  * the element carrying xsi:type (detail child, LocalizedMethodFault.fault). Used by vim_task.c. */
 void vim_soap_fault_details(xmlNodePtr fault, struct vbuf *out);
+/* 1 when a storage policy (SPBM profile) ID is one we send: 1..VIM_PBM_ID_MAX bytes, no control
+ * characters (vim_pbm.c; also checked by the clone). */
+int vim_pbm_id_valid(const char *id);
+/* The same for another SOAP service of vCenter (e.g. PBM): its namespace, and the vim25 session
+ * cookie carried as a vcSessionCookie header (NULL: no header). A secret: wipe the buffer. */
+vmop_rc vim_soap_envelope_ns(struct vbuf *out, const char *ns, const char *session_cookie,
+                             const char *method, const struct vim_moref *this_ref,
+                             const char *params_xml);
 /* Builds the envelope for a call (exposed for unit tests). out is initialized by the caller
  * (vbuf_init) or zeroed (then it is capped at VIM_MAX_REQUEST); caller vbuf_free()s it. */
 vmop_rc vim_soap_envelope(struct vbuf *out, const char *method, const struct vim_moref *this_ref,

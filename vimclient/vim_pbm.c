@@ -19,7 +19,6 @@
 #include <string.h>
 #include <time.h>
 
-#define SOAP_ENV_NS     "http://schemas.xmlsoap.org/soap/envelope/"
 #define PBM_SOAP_ACTION "SOAPAction: urn:pbm/2.0"
 #define PBM_COOKIE_NAME "vmware_soap_session"
 
@@ -34,32 +33,7 @@ struct vim_pbm {
 vmop_rc vim_pbm_envelope(struct vbuf *out, const char *cookie, const char *method,
                          const struct vim_moref *this_ref, const char *params_xml)
 {
-    size_t n = 0;
-    if (out->max == 0)
-        vbuf_init(out, VIM_MAX_REQUEST);
-    if (!method || !*method)
-        return VMOP_E_INVALID;
-    for (const char *m = method; *m; m++, n++)
-        if (!((*m >= 'A' && *m <= 'Z') || (*m >= 'a' && *m <= 'z') || (*m >= '0' && *m <= '9')))
-            return VMOP_E_INVALID;
-    if (n > 96)
-        return VMOP_E_INVALID;
-    vbuf_adds(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
-                   "<soapenv:Envelope xmlns:soapenv=\"" SOAP_ENV_NS "\""
-                   " xmlns:xsd=\"http://www.w3.org/2001/XMLSchema\""
-                   " xmlns:xsi=\"" XSI_NS "\">");
-    if (cookie) {
-        vbuf_adds(out, "<soapenv:Header>");
-        vbuf_add_xml_elem(out, "vcSessionCookie", cookie);
-        vbuf_adds(out, "</soapenv:Header>");
-    }
-    vbuf_addf(out, "<soapenv:Body><%s xmlns=\"" VIM_PBM_NS "\">", method);
-    if (this_ref && vim_moref_is_set(this_ref))
-        vim_xml_add_moref(out, "_this", this_ref);
-    if (params_xml)
-        vbuf_adds(out, params_xml);
-    vbuf_addf(out, "</%s></soapenv:Body></soapenv:Envelope>", method);
-    return vbuf_error(out);
+    return vim_soap_envelope_ns(out, VIM_PBM_NS, cookie, method, this_ref, params_xml);
 }
 
 vmop_rc vim_pbm_reply(long status, const char *body, size_t len, const char *method,
@@ -303,22 +277,12 @@ static vmop_rc pbm_call(struct vim_client *c, const char *method, const struct v
 {
     struct vmop_err first = {0};
     uint64_t gen;
-    int logged_in;
     vmop_rc rc;
 
-    rc = vim_session_service_content(c, err);
+    rc = vim_login(c, err); /* the vim25 session that PBM shares */
     if (rc != VMOP_OK)
         return rc;
-    pthread_mutex_lock(&c->session_lock);
-    gen = c->session_gen;
-    logged_in = c->logged_in;
-    pthread_mutex_unlock(&c->session_lock);
-    if (!logged_in) {
-        rc = vim_session_login(c, gen, err);
-        if (rc != VMOP_OK)
-            return rc;
-        gen = vim_session_gen(c);
-    }
+    gen = vim_session_gen(c);
     rc = call_once(c, method, this_ref, params_xml, occurs, ret_resp, &first);
     if (rc == VMOP_E_FAULT && strcmp(first.fault, "NotAuthenticated") == 0) {
         rc = vim_session_login(c, gen, err);
@@ -361,7 +325,7 @@ void vim_pbm_free(struct vim_pbm *p)
     free(p);
 }
 
-static int id_ok(const char *id)
+int vim_pbm_id_valid(const char *id)
 {
     size_t n = id ? strlen(id) : 0;
     if (n == 0 || n > VIM_PBM_ID_MAX)
@@ -382,7 +346,7 @@ vmop_rc vim_pbm_profile_get(struct vim_pbm *p, const char *profile_id,
 
     if (!p || !ret_profile)
         return vmop_fail(err, VMOP_E_INVALID, "vim_pbm_profile_get: missing argument");
-    if (!id_ok(profile_id))
+    if (!vim_pbm_id_valid(profile_id))
         return vmop_fail(err, VMOP_E_INVALID,
                          "storage policy ID is empty, longer than %d bytes or not printable",
                          VIM_PBM_ID_MAX);
@@ -426,7 +390,7 @@ vmop_rc vim_pbm_compatible_datastores(struct vim_pbm *p, const char *profile_id,
 
     if (!p || !ret_ds || !ret_n || (n_hubs && !hubs))
         return vmop_fail(err, VMOP_E_INVALID, "vim_pbm_compatible_datastores: missing argument");
-    if (!id_ok(profile_id))
+    if (!vim_pbm_id_valid(profile_id))
         return vmop_fail(err, VMOP_E_INVALID,
                          "storage policy ID is empty, longer than %d bytes or not printable",
                          VIM_PBM_ID_MAX);

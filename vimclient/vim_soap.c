@@ -54,6 +54,13 @@ static int valid_method(const char *m)
 vmop_rc vim_soap_envelope(struct vbuf *out, const char *method, const struct vim_moref *this_ref,
                           const char *params_xml)
 {
+    return vim_soap_envelope_ns(out, VIM25_NS, NULL, method, this_ref, params_xml);
+}
+
+vmop_rc vim_soap_envelope_ns(struct vbuf *out, const char *ns, const char *session_cookie,
+                             const char *method, const struct vim_moref *this_ref,
+                             const char *params_xml)
+{
     if (out->max == 0)
         vbuf_init(out, VIM_MAX_REQUEST);
     if (!valid_method(method))
@@ -61,8 +68,13 @@ vmop_rc vim_soap_envelope(struct vbuf *out, const char *method, const struct vim
     vbuf_adds(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
                    "<soapenv:Envelope xmlns:soapenv=\"" SOAP_ENV_NS "\""
                    " xmlns:xsd=\"http://www.w3.org/2001/XMLSchema\""
-                   " xmlns:xsi=\"" XSI_NS "\"><soapenv:Body>");
-    vbuf_addf(out, "<%s xmlns=\"" VIM25_NS "\">", method);
+                   " xmlns:xsi=\"" XSI_NS "\">");
+    if (session_cookie) {
+        vbuf_adds(out, "<soapenv:Header>");
+        vbuf_add_xml_elem(out, "vcSessionCookie", session_cookie);
+        vbuf_adds(out, "</soapenv:Header>");
+    }
+    vbuf_addf(out, "<soapenv:Body><%s xmlns=\"%s\">", method, ns);
     if (this_ref && vim_moref_is_set(this_ref))
         vim_xml_add_moref(out, "_this", this_ref);
     if (params_xml)

@@ -97,17 +97,6 @@ out:
     return rc;
 }
 
-static int profile_id_ok(const char *id)
-{
-    size_t n = id ? strlen(id) : 0;
-    if (n == 0 || n > VIM_PBM_ID_MAX)
-        return 0;
-    for (; *id; id++)
-        if ((unsigned char)*id < 0x20 || *id == 0x7f)
-            return 0;
-    return 1;
-}
-
 vmop_rc vim_clone_params_xml(const struct vim_clone_spec *spec, char **ret_xml,
                              struct vmop_err *err)
 {
@@ -120,7 +109,7 @@ vmop_rc vim_clone_params_xml(const struct vim_clone_spec *spec, char **ret_xml,
         return vmop_fail(err, VMOP_E_INVALID, "vim_vm_clone: source VM, folder and name needed");
     if (strlen(spec->name) > VM_MAX_NAME)
         return vmop_fail(err, VMOP_E_INVALID, "VM name longer than %d bytes", VM_MAX_NAME);
-    if (spec->profile_id && !profile_id_ok(spec->profile_id))
+    if (spec->profile_id && !vim_pbm_id_valid(spec->profile_id))
         return vmop_fail(err, VMOP_E_INVALID,
                          "storage policy ID is empty, longer than %d bytes or not printable",
                          VIM_PBM_ID_MAX);
