@@ -2,8 +2,9 @@
 # demo.sh: the README's demo. Installs what it needs, builds vmop, starts the development
 # environment (govmomi vCenter simulator + Kubernetes API test server + vmop, all on 127.0.0.1,
 # namespace `default` bound to the simulator) and then, with plain kubectl:
-#   - applies a cloud-config Secret and two VirtualMachines (best-effort-small and guaranteed-small)
-#     naming their image by its display name;
+#   - applies a cloud-config Secret and two VirtualMachines (best-effort-small and guaranteed-small,
+#     the second on StorageClass wcp-policy: a vSphere storage policy) naming their image by its
+#     display name;
 #   - waits (bounded) until both are PoweredOn with an IP;
 #   - shows `kubectl get vm -o wide`, `kubectl describe vm`, `kubectl get vmi`;
 #   - deletes them and shows that vCenter no longer has them.
@@ -78,7 +79,7 @@ metadata:
 spec:
   className: guaranteed-small
   imageName: vmop-tiny-ovf
-  storageClass: wcp-default
+  storageClass: wcp-policy
   network:
     hostName: demo-db
   bootstrap:
