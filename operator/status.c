@@ -275,7 +275,7 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
     if (in->obs && in->obs->present) {
         rc = set_cond(conds, COND_CREATED, API_COND_TRUE, NULL, NULL, gen, now, err);
     } else if (in->kind == ST_FAILED && in->fail_step &&
-               (!strcmp(in->fail_step, "create") ||
+               (!strcmp(in->fail_step, "create") || !strcmp(in->fail_step, "storage") ||
                 ((!strcmp(in->fail_step, "lookup") || !strcmp(in->fail_step, "observe")) &&
                  !(vm->status_unique_id && *vm->status_unique_id)))) {
         snprintf(msg, sizeof(msg), "%s failed: %s", in->fail_step,

@@ -1789,7 +1789,11 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
         si.fail_step = out.failed_step[0] ? out.failed_step : "reconcile";
         si.fail_reason = reason;
         si.fail_message = out.message[0] ? out.message : err->msg;
-        event(r, "Warning", !strcmp(si.fail_step, "create") ? "CreateFailed" : "ReconcileFailed",
+        /* a storage policy that cannot be satisfied stops the create before it starts */
+        event(r, "Warning",
+              !strcmp(si.fail_step, "create") || !strcmp(si.fail_step, VS_STEP_STORAGE)
+                  ? "CreateFailed"
+                  : "ReconcileFailed",
               "%s failed with %s: %s", si.fail_step, reason, si.fail_message);
         vlog_err(VLOG_WARN, LOGGER, r->key, err, "%s failed", si.fail_step);
         if (write_status(r, &si, &e2) != VMOP_OK)

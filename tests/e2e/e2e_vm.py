@@ -369,6 +369,12 @@ def test_storage_policy(env):
         check(cond(bad, "Ready")["status"] == "False", "e2e-policy-bad Ready not False")
         check("%s/e2e-policy-bad" % NS not in count_by_namespaced_name(env),
               "a VM for e2e-policy-bad exists in vCenter")
+        c = cond(bad, "VirtualMachineCreated")
+        check(c and c["status"] == "False" and c.get("reason") == "StoragePolicyNotFound",
+              "e2e-policy-bad VirtualMachineCreated %r" % c)
+        wait_for(lambda: (lambda d: "CreateFailed" in d and bad_id in d)(
+            env.kubectl("describe", "vm", "e2e-policy-bad", "-n", NS).stdout),
+            "the CreateFailed event in kubectl describe")
     finally:
         for n in ("e2e-policy", "e2e-policy-bad"):
             delete_and_wait(env, n)

@@ -61,9 +61,12 @@ START_TEST(storage_failure_sets_storage_ready_false)
     ck_assert_str_eq(cstr(c, "status"), "False");
     ck_assert_str_eq(cstr(c, "reason"), "StoragePolicyNotFound");
     ck_assert_ptr_nonnull(strstr(cstr(c, "message"), "StorageClass \"gold\""));
-    /* the VM was not created */
+    /* the VM was not created, and VirtualMachineCreated says why */
     c = cond_of(st, "VirtualMachineCreated");
-    ck_assert(!c || strcmp(cstr(c, "status"), "True") != 0);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_str_eq(cstr(c, "status"), "False");
+    ck_assert_str_eq(cstr(c, "reason"), "StoragePolicyNotFound");
+    ck_assert_ptr_nonnull(strstr(cstr(c, "message"), "storage failed"));
     cJSON_Delete(st);
     api_vm_free(vm);
 }
