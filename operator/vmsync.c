@@ -665,9 +665,32 @@ static const char *vm_name(const struct rs_desired *d)
     return slash ? slash + 1 : d->namespaced_name;
 }
 
+/* The device keys of the template's disks, so each disk can be placed under the storage policy
+ * (a clone without disk locators applies the policy to the VM home only). */
+static vmop_rc template_disks(struct vs_ctx *ctx, const struct vim_moref *tmpl, int *keys,
+                              size_t *ret_n, struct vmop_err *err)
+{
+    struct vim_vm *v = NULL;
+    vmop_rc rc = vim_vm_get(ctx->client, tmpl, &v, err);
+    if (rc)
+        return rc;
+    if (v->n_disks > VIM_MAX_CLONE_DISKS) {
+        rc = vmop_fail(err, VMOP_E_TOOBIG, "image template %s has %zu disks (at most %d)",
+                       tmpl->value, v->n_disks, VIM_MAX_CLONE_DISKS);
+    } else {
+        for (size_t i = 0; i < v->n_disks; i++)
+            keys[i] = v->disks[i].key;
+        *ret_n = v->n_disks;
+    }
+    vim_vm_free(v);
+    return rc;
+}
+
 vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_moref *ret_vm,
                  struct vmop_err *err)
 {
+    int disk_keys[VIM_MAX_CLONE_DISKS];
+    size_t n_disks = 0;
     struct vim_moref pool = {{0}}, folder = {{0}}, ds = {{0}}, tmpl = {{0}}, cache_folder;
     struct vim_config_spec *cs = NULL;
     struct vim_clone_spec cl = {0};
@@ -701,6 +724,8 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
     t.pool = &pool;
     t.datastore = vim_moref_is_set(&ds) ? &ds : NULL;
     rc = ic_get(ctx->images, ctx->client, &t, &tmpl, err);
+    if (!rc && nonempty(d->storage_policy_id) && vim_moref_is_set(&ds))
+        rc = template_disks(ctx, &tmpl, disk_keys, &n_disks, err);
     if (rc)
         return rc;
 
@@ -728,6 +753,8 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
     cl.pool = &pool;
     cl.datastore = vim_moref_is_set(&ds) ? &ds : NULL;
     cl.profile_id = nonempty(d->storage_policy_id) ? d->storage_policy_id : NULL;
+    cl.disk_keys = disk_keys;
+    cl.n_disk_keys = n_disks;
     cl.config = cs;
     /* the fence: a replica that lost its lease while paused must not create a second VM next to
      * the one the new leader creates */

@@ -130,6 +130,16 @@ static const struct vt_field nic_fields[] = {
 static const struct vt_type nic_type = {"VirtualEthernetCard", sizeof(struct vim_nic), nic_fields,
                                         VT_N(nic_fields)};
 
+/* VirtualDisk (the devices vt_is_disk keeps). */
+#define DISK(...) VT_ROW(struct vim_disk, NULL, __VA_ARGS__)
+static const struct vt_field disk_fields[] = {
+    DISK("key", VT_INT, key),
+    DISK("capacityInKB", VT_LLONG, capacity_kb),
+    DISK("backing/fileName", VT_STRING, file_name),
+};
+static const struct vt_type disk_type = {"VirtualDisk", sizeof(struct vim_disk), disk_fields,
+                                         VT_N(disk_fields)};
+
 /* OptionValue (extraConfig entries). */
 #define OPT(...) VT_ROW(struct vim_option, NULL, __VA_ARGS__)
 static const struct vt_field option_fields[] = {
@@ -152,6 +162,7 @@ static const struct vt_type guest_nic_type = {"GuestNicInfo", sizeof(struct vim_
                                               guest_nic_fields, VT_N(guest_nic_fields)};
 
 static int vt_is_nic(xmlNodePtr dev);
+static int vt_is_disk(xmlNodePtr dev);
 
 /* The VirtualMachine view. Every property here must be in vim_vm_props[] below (the unit test
  * decodes a response filtered to vim_vm_props and checks every field). */
@@ -182,6 +193,8 @@ static const struct vt_field vm_fields[] = {
     VM("config.memoryAllocation", NULL, VT_NESTED, mem_alloc, .sub = &alloc_type),
     VM("config.hardware.device", NULL, VT_LIST, nics, .item_kind = VT_NESTED, .sub = &nic_type,
        .keep = vt_is_nic, VT_LIST_OF(struct vim_vm, n_nics)),
+    VM("config.hardware.device", NULL, VT_LIST, disks, .item_kind = VT_NESTED, .sub = &disk_type,
+       .keep = vt_is_disk, VT_LIST_OF(struct vim_vm, n_disks)),
     VM("config.extraConfig", NULL, VT_LIST, extra_config, .item_kind = VT_NESTED,
        .sub = &option_type, VT_LIST_OF(struct vim_vm, n_extra_config)),
     VM("resourcePool", NULL, VT_MOREF, resource_pool),
@@ -238,6 +251,15 @@ static int vt_is_nic(xmlNodePtr dev)
         free(t);
     }
     return yes || vim_xml_child(dev, "macAddress") != NULL;
+}
+
+/* Device list filter: virtual disks (xsi:type VirtualDisk; it has no subtypes). */
+static int vt_is_disk(xmlNodePtr dev)
+{
+    char *t = vim_xml_xsi_type(dev);
+    int yes = t && strcmp(t, "VirtualDisk") == 0;
+    free(t);
+    return yes;
 }
 
 /* ---- the generic walker ------------------------------------------------------------------- */

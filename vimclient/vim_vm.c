@@ -113,6 +113,9 @@ vmop_rc vim_clone_params_xml(const struct vim_clone_spec *spec, char **ret_xml,
         return vmop_fail(err, VMOP_E_INVALID,
                          "storage policy ID is empty, longer than %d bytes or not printable",
                          VIM_PBM_ID_MAX);
+    if (spec->n_disk_keys > VIM_MAX_CLONE_DISKS || (spec->n_disk_keys && !spec->disk_keys))
+        return vmop_fail(err, VMOP_E_INVALID, "vim_vm_clone: at most %d disk locators",
+                         VIM_MAX_CLONE_DISKS);
     if (spec->config) {
         rc = vim_config_spec_xml(spec->config, &config, err);
         if (rc)
@@ -131,6 +134,20 @@ vmop_rc vim_clone_params_xml(const struct vim_clone_spec *spec, char **ret_xml,
         vim_xml_add_moref(&p, "pool", spec->pool);
     if (spec->host && vim_moref_is_set(spec->host))
         vim_xml_add_moref(&p, "host", spec->host);
+    /* VirtualMachineRelocateSpecDiskLocator(diskId, datastore, diskMoveType, diskBackingInfo,
+     * profile, ...): each disk goes where the VM home goes, under the same policy; datastore is
+     * required in a locator, so there are none without it */
+    for (size_t i = 0;
+         spec->datastore && vim_moref_is_set(spec->datastore) && i < spec->n_disk_keys; i++) {
+        vbuf_addf(&p, "<disk><diskId>%d</diskId>", spec->disk_keys[i]);
+        vim_xml_add_moref(&p, "datastore", spec->datastore);
+        if (spec->profile_id) {
+            vbuf_adds(&p, "<profile xsi:type=\"VirtualMachineDefinedProfileSpec\">");
+            vbuf_add_xml_elem(&p, "profileId", spec->profile_id);
+            vbuf_adds(&p, "</profile>");
+        }
+        vbuf_adds(&p, "</disk>");
+    }
     if (spec->profile_id) {
         vbuf_adds(&p, "<profile xsi:type=\"VirtualMachineDefinedProfileSpec\">");
         vbuf_add_xml_elem(&p, "profileId", spec->profile_id);

@@ -199,6 +199,12 @@ struct vim_nic {
     int unit_number;    /* unitNumber, -1 unknown */
 };
 
+struct vim_disk {
+    int key;               /* device key (2000, ...) */
+    long long capacity_kb; /* capacityInKB, 0 unknown */
+    char *file_name;       /* backing.fileName, "[datastore] dir/name.vmdk", or NULL */
+};
+
 struct vim_guest_nic {
     char *mac;
     char *network; /* guest.net[].network (port group name), may be NULL */
@@ -237,6 +243,8 @@ struct vim_vm {
     struct vim_alloc mem_alloc;
     struct vim_nic *nics;
     size_t n_nics;
+    struct vim_disk *disks; /* the VirtualDisk devices */
+    size_t n_disks;
     struct vim_option *extra_config; /* one entry per key: the last value read wins */
     size_t n_extra_config;
     struct vim_moref host;
@@ -297,7 +305,11 @@ struct vim_clone_spec {
     int power_on;
     const char *profile_id; /* optional: a vSphere storage policy (SPBM profile) ID for the VM
                              * home (RelocateSpec.profile, a VirtualMachineDefinedProfileSpec) */
+    const int *disk_keys;   /* optional, with datastore: the source's disks (device keys) that get
+                             * a locator placing them there, with profile_id if set */
+    size_t n_disk_keys;     /* at most VIM_MAX_CLONE_DISKS */
 };
+#define VIM_MAX_CLONE_DISKS 64
 /* The CloneVM_Task parameters (folder, name, spec) vim_vm_clone sends, as XML, in WSDL order
  * (exposed for unit tests). The caller frees *ret_xml; it may hold guestinfo: zero it first. */
 vmop_rc vim_clone_params_xml(const struct vim_clone_spec *spec, char **ret_xml,

@@ -631,6 +631,12 @@ START_TEST(storage_policy_prefers_binding_datastore)
     ck_assert_int_eq(out.created, 1);
     ck_assert_msg(vim_moref_eq(&out.obs.vm->datastore, &second), "VM on %s, want %s",
                   out.obs.vm->datastore.value, second.value);
+    /* its disks too (each got a locator with the datastore and the policy) */
+    ck_assert_uint_ge(out.obs.vm->n_disks, 1);
+    for (size_t i = 0; i < out.obs.vm->n_disks; i++)
+        ck_assert_msg(out.obs.vm->disks[i].file_name &&
+                          strncmp(out.obs.vm->disks[i].file_name, "[LocalDS_1]", 11) == 0,
+                      "disk %zu at %s", i, out.obs.vm->disks[i].file_name);
     ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
     ck_assert_uint_ge(method_calls(w.c, "PbmCheckRequirements"), 1); /* chosen by the policy */
     vs_outcome_free(&out);

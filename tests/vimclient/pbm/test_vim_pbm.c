@@ -340,6 +340,41 @@ START_TEST(test_clone_params_profile)
                      "<powerOn>false</powerOn></spec>");
     free(xml);
 
+    /* with the source's disks: a locator each, on the same datastore under the same policy,
+     * between host and the VM home's profile (WSDL order) */
+    {
+        static const int keys[] = {2000, 2001};
+        cs.disk_keys = keys;
+        cs.n_disk_keys = 2;
+        xml = NULL;
+        ck_assert_int_eq(vim_clone_params_xml(&cs, &xml, &err), VMOP_OK);
+        ck_assert_ptr_nonnull(strstr(
+            xml, "<pool type=\"ResourcePool\">resgroup-8</pool>"
+                 "<disk><diskId>2000</diskId><datastore type=\"Datastore\">datastore-2</datastore>"
+                 "<profile xsi:type=\"VirtualMachineDefinedProfileSpec\"><profileId>" POLICY
+                 "</profileId></profile></disk>"
+                 "<disk><diskId>2001</diskId><datastore type=\"Datastore\">datastore-2</datastore>"
+                 "<profile xsi:type=\"VirtualMachineDefinedProfileSpec\"><profileId>" POLICY
+                 "</profileId></profile></disk>"
+                 "<profile xsi:type=\"VirtualMachineDefinedProfileSpec\"><profileId>" POLICY
+                 "</profileId></profile></location>"));
+        free(xml);
+        /* no datastore: no locators (a locator needs one) */
+        cs.datastore = NULL;
+        xml = NULL;
+        ck_assert_int_eq(vim_clone_params_xml(&cs, &xml, &err), VMOP_OK);
+        ck_assert_ptr_null(strstr(xml, "<disk>"));
+        free(xml);
+        cs.datastore = &ds;
+        cs.n_disk_keys = VIM_MAX_CLONE_DISKS + 1;
+        xml = NULL;
+        ck_assert_int_eq(vim_clone_params_xml(&cs, &xml, &err), VMOP_E_INVALID);
+        ck_assert_ptr_null(xml);
+        vmop_err_clear(&err);
+        cs.disk_keys = NULL;
+        cs.n_disk_keys = 0;
+    }
+
     /* without a policy: no profile element */
     cs.profile_id = NULL;
     xml = NULL;

@@ -341,7 +341,11 @@ START_TEST(test_decode_sim_default)
     assert_alloc(&vm->cpu_alloc, 0, -1, 1, VIM_SHARES_NORMAL, 0);
     ck_assert_int_eq(vm->mem_alloc.reservation, 0);
     ck_assert_int_eq(vm->mem_alloc.limit, -1);
-    /* twelve devices, one NIC */
+    /* twelve devices, one NIC, one disk */
+    ck_assert_uint_eq(vm->n_disks, 1);
+    ck_assert_int_eq(vm->disks[0].key, 1345084660);
+    ck_assert_int_eq(vm->disks[0].capacity_kb, 1024);
+    ck_assert_str_eq(vm->disks[0].file_name, "[LocalDS_0] DC0_C0_RP0_VM0/disk1.vmdk");
     ck_assert_uint_eq(vm->n_nics, 1);
     ck_assert_int_eq(vm->nics[0].key, 4000);
     ck_assert_str_eq(vm->nics[0].device_type, "VirtualE1000");
