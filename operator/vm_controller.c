@@ -55,6 +55,8 @@ struct inf_slot {
 #define VMC_FEED_FOLDERS   256   /* namespace folders per endpoint */
 #define VMC_FEED_RESYNC_MS 30000 /* re-check bindings/endpoints even without an event */
 #define VMC_FEED_RETRY_MS  1000  /* first retry of a feed that could not start (doubles) */
+/* the longest wait before looking again at a VM the feed does not hold */
+#define VMC_UNWATCHED_MAX_MS 600000L
 
 /* One vCenter change feed per VCenterEndpoint in use (owned by the feed thread). */
 struct feed_slot {
@@ -382,6 +384,31 @@ static int feed_watching(struct vmc *c, const char *endpoint, const char *moref_
     }
     pthread_mutex_unlock(&c->feed_mu);
     return yes;
+}
+
+/* How soon to look again at a VM the feed does not hold although it was not just created (it
+ * sits outside the watched folders, or the feed lags): a quarter of the resource's age, between
+ * VMC_WAIT_MAX_MS and VMC_UNWATCHED_MAX_MS, so a VM moved out of the watched folders costs a few
+ * reads an hour rather than one every 10 s. */
+static long unwatched_requeue_ms(const cJSON *obj)
+{
+    const char *ts = jstr(jobj(obj, "metadata"), "creationTimestamp");
+    struct tm tm;
+    long long age_ms;
+    char z = 0;
+
+    memset(&tm, 0, sizeof(tm));
+    if (!ts ||
+        sscanf(ts, "%4d-%2d-%2dT%2d:%2d:%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec, &z) != 7 ||
+        z != 'Z')
+        return VMC_WAIT_MAX_MS;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    age_ms = ((long long)time(NULL) - (long long)timegm(&tm)) * 1000;
+    if (age_ms / 4 < VMC_WAIT_MAX_MS)
+        return VMC_WAIT_MAX_MS;
+    return age_ms / 4 > VMC_UNWATCHED_MAX_MS ? VMC_UNWATCHED_MAX_MS : (long)(age_ms / 4);
 }
 
 /* The folders (deduplicated, malloc'd strings in a NULL-terminated array) of the bindings using
@@ -1845,7 +1872,7 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
              !feed_watching(r->c, r->endpoint ? r->endpoint->name : NULL, so.unique_id))
         /* the feed has not seen this VM yet (just created, or outside the watched folders): a
          * VM destroyed before the feed's next round would never be reported, so look again */
-        r->requeue_ms = out.created ? VMC_WAIT_DELAY_MS : VMC_WAIT_MAX_MS;
+        r->requeue_ms = out.created ? VMC_WAIT_DELAY_MS : unwatched_requeue_ms(obj);
 out:
     vs_outcome_free(&out);
     rs_result_free(&res);
