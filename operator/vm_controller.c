@@ -346,44 +346,28 @@ static void feed_kick(struct vmc *c)
     pthread_mutex_unlock(&c->feed_mu);
 }
 
-/* 1 when a feed for this endpoint has every watch live (so the guest IP, power changes etc. come
- * as events and no short requeue is needed). */
-static int feed_live(struct vmc *c, const char *endpoint)
+/* The change feed for this endpoint, in one look under feed_mu: *ret_live = 1 when it has every
+ * watch live (so the guest IP, power changes etc. come as events and no short requeue is
+ * needed); *ret_watching = 1 when it also holds the VM moref_value (may be NULL) in a watch, so
+ * the VM's disappearance will come as an event too. */
+static void feed_state(struct vmc *c, const char *endpoint, const char *moref_value, int *ret_live,
+                       int *ret_watching)
 {
-    int live = 0;
+    *ret_live = *ret_watching = 0;
     if (!endpoint)
-        return 0;
+        return;
     pthread_mutex_lock(&c->feed_mu);
     for (size_t i = 0; i < VMC_FEEDS_MAX; i++) {
         struct feed_slot *s = &c->feeds[i];
         if (s->feed && !strcmp(s->endpoint, endpoint)) {
             struct vcfeed_stats st;
             vcfeed_stats(s->feed, &st);
-            live = st.containers > 0 && st.watches == st.containers;
+            *ret_live = st.containers > 0 && st.watches == st.containers;
+            *ret_watching = *ret_live && moref_value && vcfeed_watching(s->feed, moref_value);
             break;
         }
     }
     pthread_mutex_unlock(&c->feed_mu);
-    return live;
-}
-
-/* 1 when the feed for this endpoint holds the VM (moref value) in one of its watches, so its
- * changes and its disappearance will come as events. */
-static int feed_watching(struct vmc *c, const char *endpoint, const char *moref_value)
-{
-    int yes = 0;
-    if (!endpoint || !moref_value)
-        return 0;
-    pthread_mutex_lock(&c->feed_mu);
-    for (size_t i = 0; i < VMC_FEEDS_MAX; i++) {
-        struct feed_slot *s = &c->feeds[i];
-        if (s->feed && !strcmp(s->endpoint, endpoint)) {
-            yes = vcfeed_watching(s->feed, moref_value);
-            break;
-        }
-    }
-    pthread_mutex_unlock(&c->feed_mu);
-    return yes;
 }
 
 /* How soon to look again at a VM the feed does not hold although it was not just created (it
@@ -1635,7 +1619,7 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
     const cJSON *obj, *cls_j = NULL, *img_j = NULL, *sc_j = NULL;
     unsigned changed = 0;
     int64_t mhz = 0;
-    int live;
+    int live, watching;
     char reason[RS_REASON_MAX], probe_msg[256];
     vmop_rc rc, arc;
     struct timespec now;
@@ -1860,7 +1844,8 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
         goto out;
     /* wait (bounded) for what vCenter does on its own: the guest's IP. With a live change feed
      * for this vCenter the IP arrives as an event (guest.ipAddress): no short requeue. */
-    live = feed_live(r->c, r->endpoint ? r->endpoint->name : NULL);
+    feed_state(r->c, r->endpoint ? r->endpoint->name : NULL, so.present ? so.unique_id : NULL,
+               &live, &watching);
     if (so.present && so.power == API_POWER_ON && !r->vm->network_disabled &&
         (!so.primary_ip4 || !*so.primary_ip4) && !live)
         r->requeue_ms = VMC_WAIT_DELAY_MS;
@@ -1868,8 +1853,7 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
         r->requeue_ms = VMC_WAIT_MAX_MS;
     else if (si.probe == ST_PROBE_NOT_READY || si.probe == ST_PROBE_UNKNOWN)
         r->requeue_ms = VMC_WAIT_MAX_MS;
-    else if (live && so.unique_id &&
-             !feed_watching(r->c, r->endpoint ? r->endpoint->name : NULL, so.unique_id))
+    else if (live && so.unique_id && !watching)
         /* the feed has not seen this VM yet (just created, or outside the watched folders): a
          * VM destroyed before the feed's next round would never be reported, so look again */
         r->requeue_ms = out.created ? VMC_WAIT_DELAY_MS : unwatched_requeue_ms(obj);
