@@ -140,14 +140,14 @@ def secret_obj(name):
             "stringData": {"user-data": "#cloud-config\nusers:\n- name: e2e\n"}}
 
 
-def wait_running(env, name):
+def wait_running(env, name, timeout=WAIT):
     def ok():
         vm = env.get("vm", name)
         st = (vm or {}).get("status") or {}
         if st.get("powerState") == "PoweredOn" and (st.get("network") or {}).get("primaryIP4"):
             return vm
         return None
-    return wait_for(ok, "%s PoweredOn with an IP" % name)
+    return wait_for(ok, "%s PoweredOn with an IP" % name, timeout)
 
 
 def wait_cond(env, name, ctype, status, reason=None):

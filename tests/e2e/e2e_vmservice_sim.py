@@ -212,13 +212,7 @@ def vmservice_obj():
 
 
 def wait_running(env, name):
-    def ok():
-        vm = env.get("vm", name)
-        st = (vm or {}).get("status") or {}
-        if st.get("powerState") == "PoweredOn" and (st.get("network") or {}).get("primaryIP4"):
-            return vm
-        return None
-    return wait_for(ok, "%s PoweredOn with an IP" % name)
+    return base.wait_running(env, name, WAIT)
 
 
 def wait_ready_cond(env, name, status):
