@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube_config.h"
 #include "log.h"
 #include "vmop.h"
 #include "vmop_err.h"
@@ -21,6 +22,8 @@ static void usage(FILE *out, const struct vmop_config *d)
             "Options:\n"
             "  --kubeconfig PATH        kubeconfig file (default: $KUBECONFIG, then in-cluster,\n"
             "                           then ~/.kube/config)\n"
+            "  --incluster-dir DIR      the ServiceAccount directory (token, ca.crt, namespace)\n"
+            "                           read in-cluster (default: %s)\n"
             "  --namespace NS           the operator's namespace: credentials Secrets, Lease\n"
             "                           (default: %s)\n"
             "  --leader-elect           run leader election (default: off)\n"
@@ -38,8 +41,9 @@ static void usage(FILE *out, const struct vmop_config *d)
             "  --drain-timeout SECS     on SIGTERM, wait this long for reconciles (default: %ld)\n"
             "  --version                print the version and exit\n"
             "  -h, --help               print this help and exit\n",
-            d->ns, d->lease_name, d->workers, d->health_addr, d->trysoft_timeout_ms / 1000,
-            d->resync_ms / 1000, d->image_sync_ms / 1000, d->drain_ms / 1000);
+            KUBE_INCLUSTER_DIR, d->ns, d->lease_name, d->workers, d->health_addr,
+            d->trysoft_timeout_ms / 1000, d->resync_ms / 1000, d->image_sync_ms / 1000,
+            d->drain_ms / 1000);
 }
 
 /* Parses a non-negative decimal number of at most max; -1 when invalid. */
@@ -59,6 +63,7 @@ int main(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"kubeconfig", required_argument, NULL, 'k'},
+        {"incluster-dir", required_argument, NULL, 'I'},
         {"namespace", required_argument, NULL, 'n'},
         {"leader-elect", optional_argument, NULL, 'L'},
         {"lease-namespace", required_argument, NULL, 'N'},
@@ -85,6 +90,9 @@ int main(int argc, char **argv)
         switch (c) {
         case 'k':
             cfg.kubeconfig = optarg;
+            break;
+        case 'I':
+            cfg.incluster_dir = optarg;
             break;
         case 'n':
             cfg.ns = optarg;

@@ -162,7 +162,8 @@ int vmop_run(const struct vmop_config *cfg)
     struct proc p;
     struct vmop_err err = {0};
     struct kube_config *kcfg = NULL;
-    struct kube_config_opts ko = {.kubeconfig = cfg->kubeconfig};
+    struct kube_config_opts ko = {.kubeconfig = cfg->kubeconfig,
+                                  .incluster_dir = cfg->incluster_dir};
     struct kube_client_opts kco = {.user_agent = "vmop/0.1", .pool_size = 16};
     struct kube_recorder_opts ro = {.component = "vmop"};
     /* each vCenter's change feed holds one pooled connection per watched namespace folder */

@@ -10,8 +10,9 @@
 #define VMOP_VMOP_H
 
 struct vmop_config {
-    const char *kubeconfig; /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
-    const char *ns;         /* the operator's own namespace (credentials Secrets, Lease) */
+    const char *kubeconfig;    /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
+    const char *incluster_dir; /* NULL: the ServiceAccount directory of a pod */
+    const char *ns;            /* the operator's own namespace (credentials Secrets, Lease) */
     int leader_elect;
     const char *lease_ns;    /* default: ns */
     const char *lease_name;  /* default: vmop-leader */
