@@ -269,6 +269,10 @@ static cJSON *build_endpoints(const cJSON *vmsvc, const struct picked *pk, size_
     cJSON *ready = NULL, *not_ready = NULL;
     if (!ep || !(subsets = cJSON_AddArrayToObject(ep, "subsets")))
         goto fail;
+    if (add_str(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ep, "metadata"),
+                                                 "labels"),
+                EP_LABEL_SKIP_MIRROR, "true"))
+        goto fail;
     if (n == 0)
         return ep; /* a subset needs at least one address */
     if (!(sub = cJSON_CreateObject()))

@@ -33,8 +33,11 @@
 #define EP_MANAGED_BY       "vmop-vmservice-controller"
 #define EP_LABEL_SVC_NAME   "kubernetes.io/service-name"
 #define EP_LABEL_MANAGED_BY "endpointslice.kubernetes.io/managed-by"
-#define EP_VMSVC_API        "vmoperator.vmware.com/v1alpha5"
-#define EP_VMSVC_KIND       "VirtualMachineService"
+/* On the Endpoints: vmop writes the EndpointSlice itself, so kube-controller-manager's
+ * EndpointSlice mirroring controller must not add a second slice mirrored from the Endpoints. */
+#define EP_LABEL_SKIP_MIRROR "endpointslice.kubernetes.io/skip-mirror"
+#define EP_VMSVC_API         "vmoperator.vmware.com/v1alpha5"
+#define EP_VMSVC_KIND        "VirtualMachineService"
 
 enum ep_vm_class {
     EP_VM_SKIP,      /* left out: deleting, no primaryIP4 */

@@ -151,6 +151,9 @@ START_TEST(selection_and_readiness)
     const cJSON *p0 = cJSON_GetArrayItem(path(sub, "ports", NULL), 0);
     ck_assert_int_eq(path(p0, "port", NULL)->valueint, 8080);
     ck_assert_str_eq(pstr(p0, "name", NULL), "http");
+    /* vmop writes the slice itself: the mirroring controller must leave these Endpoints alone */
+    ck_assert_str_eq(pstr(path(d.endpoints, "metadata", "labels"), EP_LABEL_SKIP_MIRROR, NULL),
+                     "true");
 
     /* the slice lists the same four, with conditions */
     const cJSON *eps = path(d.slice, "endpoints", NULL);
