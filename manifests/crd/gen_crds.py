@@ -206,8 +206,10 @@ def vm_bootstrap():
                    "description": "Commands run at first boot (schemaless: a list of strings or lists)."},
         "write_files": A("Files to write.", O("A file to write.", {
             "path": S("Absolute path of the file."),
-            "content": IOS("The content: a string, or {name,key} of a Secret.",
-                           **{"x-kubernetes-preserve-unknown-fields": True}),
+            # schemaless, as VM Operator's (a string or {name,key}): kube-apiserver refuses
+            # x-kubernetes-int-or-string together with x-kubernetes-preserve-unknown-fields
+            "content": {"x-kubernetes-preserve-unknown-fields": True,
+                        "description": "The content: a string, or {name,key} of a Secret."},
             "encoding": E("Content encoding.", ["b64", "base64", "gz", "gzip", "gz+base64", "gzip+base64",
                                                 "gz+b64", "gzip+b64", "text/plain"], default="text/plain"),
             "owner": S("owner:group", default="root:root"),
@@ -216,7 +218,6 @@ def vm_bootstrap():
         }, required=["path"])),
         "ssh_pwauth": B("Allow SSH password authentication."),
     })
-    cloud_config["properties"]["write_files"]["items"]["properties"]["content"].pop("pattern", None)
     cloud_init = O("Cloud-Init bootstrap (guestinfo datasource).", {
         "instanceID": S("The cloud-init instance ID; defaults to spec.biosUUID when the VM is created."),
         "cloudConfig": cloud_config,
@@ -295,9 +296,11 @@ def vm_network():
                   maxLength=15),
         "network": O("The network to attach to: a tenant network name from the namespace binding "
                      "(apiVersion/kind are accepted and ignored by vmop).", {
-                         "apiVersion": S(), "kind": S(), "name": S("The network name.")}),
+                         "apiVersion": S(maxLength=253), "kind": S(maxLength=63),
+                         "name": S("The network name.", maxLength=253)}),
         "guestDeviceName": S("Device name inside the guest.", pattern=r"^[A-Za-z0-9_][A-Za-z0-9_]+$"),
-        "macAddr": S("MAC address (NSX/VPC only).", pattern=r"^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$"),
+        "macAddr": S("MAC address (NSX/VPC only).", pattern=r"^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$",
+                     maxLength=17),
         "addresses": A("Static IP addresses in CIDR notation.", S(maxLength=64), maxItems=64),
         "dhcp4": B("Use DHCP for IPv4; excludes IPv4 addresses and gateway4."),
         "dhcp6": B("Use DHCP for IPv6; excludes IPv6 addresses and gateway6."),
