@@ -2,7 +2,7 @@
 # setup.sh: install (idempotently) every Debian package vmop's build, demo and tests need.
 # Used by both README commands and by .ci/run. Runs as root on a bare Debian bookworm machine.
 set -eu
-PKGS="meson ninja-build pkg-config gcc clang libclang-rt-14-dev clang-format
+PKGS="meson ninja-build pkg-config gcc clang libclang-rt-14-dev clang-format podman runc debootstrap
 libcurl4-openssl-dev libxml2-dev libcjson-dev libssl-dev check zlib1g-dev libmicrohttpd-dev
 golang-go golang-github-vmware-govmomi-dev cloud-init python3 python3-yaml jq curl ca-certificates git"
 missing=""
