@@ -1,7 +1,8 @@
 #!/bin/bash
 # demo.sh: the README's demo. Installs what it needs, builds vmop, starts the development
-# environment (govmomi vCenter simulator + Kubernetes API test server + vmop, all on 127.0.0.1,
-# namespace `default` bound to the simulator) and then, with plain kubectl:
+# environment (govmomi vCenter simulator + a real kube-apiserver, etcd and kube-controller-manager
+# built from pinned modules + vmop, all on 127.0.0.1, namespace `default` bound to the simulator)
+# and then, with the pinned kubectl as the tenant user (who holds only vmop's tenant role):
 #   - applies a cloud-config Secret and two VirtualMachines (best-effort-small and guaranteed-small,
 #     the second on StorageClass wcp-policy: a vSphere storage policy) naming their image by its
 #     display name;
@@ -16,7 +17,10 @@ export VMOP_BUILD_DIR=${VMOP_BUILD_DIR:-$ROOT/build-dev}
 WAIT_S=${DEMO_WAIT_S:-120}
 
 sh tests/tools/setup.sh
-command -v kubectl >/dev/null 2>&1 || { echo "demo: kubectl is needed (any 1.2x/1.3x client)" >&2; exit 1; }
+# the control plane and kubectl (a cold cache builds them: about 15 minutes on 2 cores)
+BIN=$(tests/cluster/build.sh)
+export PATH=$BIN:$PATH
+echo "demo: building vmop"
 if [ ! -f "$VMOP_BUILD_DIR/build.ninja" ]; then meson setup "$VMOP_BUILD_DIR" >/dev/null; fi
 ninja -C "$VMOP_BUILD_DIR" >/dev/null
 
@@ -32,9 +36,12 @@ trap cleanup EXIT
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 
-step "Start the development environment (vCenter simulator, Kubernetes API server, vmop)"
+step "Start the development environment (vCenter simulator, kube-apiserver, etcd, kube-controller-manager, vmop)"
 tests/devenv up "$WORK"
-export KUBECONFIG=$WORK/kubeconfig KUBECACHEDIR=$WORK/kubecache
+# from here on: the tenant, who may use VirtualMachines in `default` and nothing of the admin side
+export KUBECONFIG=$WORK/tenant-kubeconfig KUBECACHEDIR=$WORK/kubecache
+run kubectl version
+run kubectl auth can-i get secrets -n vmop-system || true
 
 step "The images vmop found in the content libraries"
 for ((i = 0; i < WAIT_S * 2; i++)); do
@@ -106,7 +113,8 @@ run kubectl describe vm demo-db
 
 if [ -n "${DEMO_KEEP:-}" ]; then
     step "Everything keeps running"
-    echo "  export KUBECONFIG=$KUBECONFIG KUBECACHEDIR=$KUBECACHEDIR"
+    echo "  export PATH=$BIN:\$PATH KUBECONFIG=$KUBECONFIG KUBECACHEDIR=$KUBECACHEDIR"
+    echo "  (cluster admin: $WORK/kubeconfig)"
     echo "  kubectl get vm -o wide; kubectl describe vm demo-web"
     echo "  vCenter simulator credentials: $WORK/vcenter.json; operator log: $WORK/operator.log"
     echo "  stop it all with: tests/devenv down $WORK"

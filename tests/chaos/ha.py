@@ -132,7 +132,7 @@ class Replica:
         self.env, self.name = env, name
         self.proxy = Proxy(env.api_port)
         self.proxy.start()
-        kc = open(os.path.join(env.dir, "kubeconfig")).read()
+        kc = open(os.path.join(env.dir, "operator-kubeconfig")).read()  # vmop's own token
         kc = kc.replace("127.0.0.1:%d" % env.api_port, "127.0.0.1:%d" % self.proxy.port)
         self.kubeconfig = os.path.join(env.dir, "kubeconfig-" + name)
         with open(os.open(self.kubeconfig, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:

@@ -14,7 +14,7 @@
 # podman 4.3 (Debian bookworm) runs as root with runc, cgroupfs and the overlay driver (see below).
 #
 # Environment: VMOP_BUILDER_IMAGE (a Debian bookworm image to use instead of making one),
-# VMOP_IMAGE (tag to build; default: the Deployment's image), KUBECTL (default: kubectl on PATH).
+# VMOP_IMAGE (tag to build; default: the Deployment's image), KUBECTL (default: the pinned one).
 # Exit 0 pass, 1 fail, 77 skip (not root, or podman/debootstrap missing: tests/tools/setup.sh).
 set -euo pipefail
 ROOT=$(cd "${1:?usage: container_test.sh <repo root>}" && pwd)
@@ -79,8 +79,9 @@ EOF
 IMAGE=${VMOP_IMAGE:-$DEPLOY_IMAGE}
 step "manifests: the Deployment runs $DEPLOY_IMAGE"
 
-KUBECTL=${KUBECTL:-$(command -v kubectl || true)}
-if [ -n "$KUBECTL" ]; then
+# the pinned kubectl (tests/cluster/build.sh; warm cache: at once), never whatever is installed
+KUBECTL=${KUBECTL:-$("$ROOT/tests/cluster/build.sh")/kubectl}
+if [ -x "$KUBECTL" ]; then
     "$KUBECTL" kustomize "$ROOT/manifests" > "$TMP/base.yaml" || fail "kubectl kustomize manifests"
     # Overlays (kustomize wants relative paths) as docs/operations.md shows them: the image from a registry; the stock classes into
     # a tenant namespace.

@@ -31,6 +31,23 @@ WAIT = float(os.environ.get("E2E_WAIT_S", "90"))
 NS = "default"
 
 
+def cluster_bin():
+    """The directory of the pinned Kubernetes binaries (kubectl among them), built on first use by
+    tests/cluster/build.sh (a warm cache answers at once). Tests use this kubectl, never another."""
+    return subprocess.run([os.path.join(ROOT, "tests/cluster/build.sh")], check=True,
+                          capture_output=True, text=True, timeout=3600).stdout.strip()
+
+
+def test_env(tmpdir):
+    """os.environ for a test: the pinned kubectl first in PATH, kubectl's cache in tmpdir, the
+    devenv's admin kubeconfig."""
+    env = dict(os.environ)
+    env.update({"PATH": cluster_bin() + os.pathsep + env.get("PATH", ""),
+                "KUBECONFIG": os.path.join(tmpdir, "kubeconfig"),
+                "KUBECACHEDIR": os.path.join(tmpdir, "kubecache")})
+    return env
+
+
 class Env:
     """One devenv in a fresh temporary directory. build: the build dir (default BUILD, from the
     command line); vcsim_args: extra simulator flags (the default slows clones a little so the
@@ -41,10 +58,8 @@ class Env:
                  tag="e2e"):
         self.build = build or BUILD
         self.dir = tempfile.mkdtemp(prefix="vmop-%s." % tag)
-        self.env = dict(os.environ)
+        self.env = test_env(self.dir)
         self.env.update({"VMOP_BUILD_DIR": self.build, "DEVENV_NO_BUILD": "1",
-                         "KUBECONFIG": os.path.join(self.dir, "kubeconfig"),
-                         "KUBECACHEDIR": os.path.join(self.dir, "kubecache"),
                          "VMOP_WORKERS": str(workers),
                          "DEVENV_VCSIM_ARGS": vcsim_args})
 
@@ -415,10 +430,7 @@ def run_in(env, tests, only, fail_secs=False):
 def run_main(tests, prepare=None):
     """Runs the (name, fn) tests (those named on the command line, or all) against one devenv,
     printing PASS/FAIL lines. prepare(env) may adjust the environment before it starts. Returns
-    the exit status (77: kubectl missing). Shared by the e2e scripts that import this module."""
-    if not shutil.which("kubectl"):
-        print("SKIP: kubectl not found")
-        return 77
+    the exit status. Shared by the e2e scripts that import this module."""
     env = Env()
     if prepare:
         prepare(env)

@@ -51,11 +51,8 @@ GIKEY = "e2e.ready"  # the probe's key; vCenter key guestinfo.e2e.ready
 class Env:
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="vmop-e2e-svc.")
-        self.env = dict(os.environ)
-        self.env.update({"VMOP_BUILD_DIR": BUILD, "DEVENV_NO_BUILD": "1",
-                         "KUBECONFIG": os.path.join(self.dir, "kubeconfig"),
-                         "KUBECACHEDIR": os.path.join(self.dir, "kubecache"),
-                         "VMOP_WORKERS": "8"})
+        self.env = base.test_env(self.dir)
+        self.env.update({"VMOP_BUILD_DIR": BUILD, "DEVENV_NO_BUILD": "1", "VMOP_WORKERS": "8"})
         self.vc = None
         self.sim = None
 
@@ -109,7 +106,7 @@ class Env:
 
     def sanitizer_reports(self):
         found = []
-        for c in ("operator", "apiserver"):
+        for c in ("operator", "faultproxy"):
             try:
                 with open(os.path.join(self.dir, c + ".log"), errors="replace") as f:
                     for line in f:
@@ -400,9 +397,6 @@ def scenario(env, listener, port):
 
 
 def main():
-    if not shutil.which("kubectl"):
-        print("SKIP: kubectl not found")
-        return 77
     # a bound socket that does not listen refuses connections; listen() later makes the probe pass
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""e2e_rbac.py: the shipped RBAC on the real kube-apiserver, with the three identities of
+tests/devenv (cluster admin, the tenant, vmop's ServiceAccount token).
+
+  rules       manifests/rbac gives the operator no wildcard verb, resource or API group
+  tenant      a `kubectl auth can-i` matrix for user "tenant" (only vmop-tenant-edit, bound in
+              `default`): VirtualMachines and VirtualMachineServices yes, classes and images read,
+              no vCenter credentials, no admin kinds, no /status, nothing in another namespace;
+              then the same for real: a VM created, patched and deleted as the tenant, and
+              Forbidden answers for the rest
+  operator    the matrix for vmop's ServiceAccount: everything it does, nothing more (no Secret
+              writes, no namespaces, no RBAC, no VM creation)
+  works       vmop, running in-cluster with that token, makes a VM Ready and its log has no
+              Forbidden answer
+  kustomize   `kubectl apply -k manifests --dry-run=server` is accepted by the real server
+Usage: e2e_rbac.py BUILD_DIR [TEST...]. Prints no token.
+"""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_vm as e  # noqa: E402
+from e2e_vm import NS, check  # noqa: E402
+
+ROOT = e.ROOT
+
+
+def can_i(env, kubeconfig, verb, resource, ns=NS, subresource=None):
+    args = ["auth", "can-i", verb, resource, "--kubeconfig", os.path.join(env.dir, kubeconfig)]
+    args += ["-n", ns] if ns else ["--all-namespaces"]
+    if subresource:
+        args += ["--subresource", subresource]
+    p = env.kubectl(*args, check=False)
+    ans = p.stdout.strip()
+    check(ans in ("yes", "no"), "kubectl auth can-i %s %s: %r %r" % (verb, resource, ans,
+                                                                   p.stderr.strip()[-200:]))
+    return ans == "yes"
+
+
+def matrix(env, kubeconfig, rows):
+    """rows: (want, verb, resource, ns, subresource); every mismatch is reported at once."""
+    bad = []
+    for want, verb, res, ns, sub in rows:
+        got = can_i(env, kubeconfig, verb, res, ns, sub)
+        if got != want:
+            bad.append("%s %s%s -n %s: %s, want %s" % (verb, res, "/" + sub if sub else "", ns,
+                                                       "yes" if got else "no",
+                                                       "yes" if want else "no"))
+    check(not bad, "%s: %s" % (kubeconfig, "; ".join(bad)))
+
+
+VMOP = "vmoperator.vmware.com"
+INFRA = "infra.vmop.io"
+
+
+def test_rules(env):
+    import yaml
+    bad = []
+    for f in ("operator-clusterrole.yaml",):
+        for doc in yaml.safe_load_all(open(os.path.join(ROOT, "manifests/rbac", f))):
+            if not doc or doc.get("kind") not in ("ClusterRole", "Role"):
+                continue
+            for r in doc.get("rules") or []:
+                for key in ("verbs", "resources", "apiGroups"):
+                    if "*" in (r.get(key) or []):
+                        bad.append("%s %s: %s has *" % (f, doc["metadata"]["name"], key))
+    check(not bad, "; ".join(bad))
+
+
+def test_tenant(env):
+    Y, N = True, False
+    rows = [
+        (Y, "create", "virtualmachines." + VMOP, NS, None),
+        (Y, "patch", "virtualmachines." + VMOP, NS, None),
+        (Y, "delete", "virtualmachines." + VMOP, NS, None),
+        (Y, "create", "virtualmachineservices." + VMOP, NS, None),
+        (Y, "patch", "virtualmachineservices." + VMOP, NS, None),
+        (Y, "delete", "virtualmachineservices." + VMOP, NS, None),
+        (Y, "list", "virtualmachineclasses." + VMOP, NS, None),
+        (Y, "get", "virtualmachineimages." + VMOP, NS, None),
+        (Y, "list", "clustervirtualmachineimages." + VMOP, NS, None),
+        (Y, "create", "secrets", NS, None),  # bootstrap data
+        (N, "create", "virtualmachineclasses." + VMOP, NS, None),
+        (N, "create", "virtualmachineimages." + VMOP, NS, None),
+        (N, "get", "secrets", "vmop-system", None),
+        (N, "list", "secrets", "vmop-system", None),
+        (N, "get", "vcenterendpoints." + INFRA, None, None),
+        (N, "create", "vcenterendpoints." + INFRA, None, None),
+        (N, "get", "namespacebindings." + INFRA, NS, None),
+        (N, "update", "namespacebindings." + INFRA, NS, None),
+        (N, "patch", "virtualmachines." + VMOP, NS, "status"),
+        (N, "update", "virtualmachines." + VMOP, NS, "status"),
+        (N, "patch", "virtualmachineservices." + VMOP, NS, "status"),
+        (N, "create", "virtualmachines." + VMOP, "vmop-system", None),
+        (N, "list", "virtualmachines." + VMOP, "kube-system", None),
+        (N, "create", "namespaces", None, None),
+    ]
+    matrix(env, "tenant-kubeconfig", rows)
+
+    # the same for real, as the tenant
+    tk = os.path.join(env.dir, "tenant-kubeconfig")
+    vm = e.vm_obj("rbac-tenant-vm", extra={"powerState": "PoweredOff"})
+    env.kubectl("--kubeconfig", tk, "apply", "-f", "-", stdin=json.dumps(vm))
+    env.kubectl("--kubeconfig", tk, "patch", "vm", "rbac-tenant-vm", "-n", NS, "--type=merge",
+                "-p", json.dumps({"metadata": {"labels": {"team": "a"}}}))
+    for args in (["get", "secret", "vcsim-credentials", "-n", "vmop-system"],
+                 ["get", "vcenterendpoints"],
+                 ["get", "namespacebindings", "-n", NS],
+                 ["patch", "vm", "rbac-tenant-vm", "-n", NS, "--subresource=status",
+                  "--type=merge", "-p", '{"status":{"powerState":"PoweredOn"}}'],
+                 ["get", "vm", "-n", "vmop-system"]):
+        p = env.kubectl("--kubeconfig", tk, *args, check=False)
+        check(p.returncode != 0 and "forbidden" in p.stderr.lower(),
+              "tenant: kubectl %s was not forbidden: %r" % (" ".join(args[:3]),
+                                                           p.stderr.strip()[-200:]))
+    env.kubectl("--kubeconfig", tk, "delete", "vm", "rbac-tenant-vm", "-n", NS, "--wait=false")
+
+
+def test_operator(env):
+    Y, N = True, False
+    rows = [
+        (Y, "watch", "virtualmachines." + VMOP, None, None),
+        (Y, "patch", "virtualmachines." + VMOP, NS, None),
+        (Y, "patch", "virtualmachines." + VMOP, NS, "status"),
+        (Y, "patch", "virtualmachineservices." + VMOP, NS, "status"),
+        (Y, "list", "virtualmachineclasses." + VMOP, None, None),
+        (Y, "create", "virtualmachineimages." + VMOP, NS, None),
+        (Y, "create", "clustervirtualmachineimages." + VMOP, None, None),
+        (Y, "watch", "vcenterendpoints." + INFRA, None, None),
+        (Y, "watch", "namespacebindings." + INFRA, None, None),
+        (Y, "get", "secrets", "vmop-system", None),
+        (Y, "watch", "storageclasses.storage.k8s.io", None, None),
+        (Y, "create", "services", NS, None),
+        (Y, "create", "endpoints", NS, None),
+        (Y, "create", "endpointslices.discovery.k8s.io", NS, None),
+        (Y, "create", "events", NS, None),
+        (Y, "update", "leases.coordination.k8s.io", "vmop-system", None),
+        (N, "create", "virtualmachines." + VMOP, NS, None),
+        (N, "delete", "virtualmachines." + VMOP, NS, None),
+        (N, "delete", "virtualmachineclasses." + VMOP, NS, None),
+        (N, "create", "secrets", "vmop-system", None),
+        (N, "update", "secrets", NS, None),
+        (N, "create", "vcenterendpoints." + INFRA, None, None),
+        (N, "update", "namespacebindings." + INFRA, NS, None),
+        (N, "create", "leases.coordination.k8s.io", "kube-system", None),
+        (N, "delete", "namespaces", None, None),
+        (N, "create", "clusterrolebindings.rbac.authorization.k8s.io", None, None),
+        (N, "create", "pods", NS, None),
+        (N, "*", "*", None, None),
+    ]
+    matrix(env, "operator-kubeconfig", rows)
+
+
+def test_works(env):
+    name = "rbac-works"
+    env.apply([e.vm_obj(name)])
+    e.wait_running(env, name, e.WAIT)
+    log = open(os.path.join(env.dir, "operator.log"), errors="replace").read()
+    check("forbidden" not in log.lower(),
+          "the operator was refused something: %s" %
+          [ln[:200] for ln in log.splitlines() if "orbidden" in ln][:3])
+    e.delete_and_wait(env, name)
+
+
+def test_kustomize(env):
+    p = env.kubectl("apply", "-k", os.path.join(ROOT, "manifests"), "--dry-run=server", check=False)
+    check(p.returncode == 0, "kubectl apply -k manifests --dry-run=server: %s" %
+          p.stderr.strip()[-400:])
+    check("(server dry run)" in p.stdout, "no server dry run in %r" % p.stdout[-200:])
+
+
+TESTS = [("rules", test_rules), ("tenant", test_tenant), ("operator", test_operator),
+         ("works", test_works), ("kustomize", test_kustomize)]
+
+if __name__ == "__main__":
+    sys.exit(e.run_main(TESTS))
