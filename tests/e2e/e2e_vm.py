@@ -408,6 +408,10 @@ def run_in(env, tests, only, fail_secs=False):
     lines (fail_secs: FAIL lines give the duration too), stops env; returns the failed names.
     Shared with tests/chaos/chaoslib.py."""
     failed = []
+    # meson stops a test that runs over its timeout with SIGTERM: leave through the finally below,
+    # so that devenv down stops the simulator and the control plane (they run in sessions of
+    # their own and would outlive this process)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         env.up()
         for name, fn in tests:

@@ -23,6 +23,7 @@ import http.client
 import json
 import os
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -404,6 +405,7 @@ def main():
     env = Env()
     rc = 1
     t0 = time.monotonic()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # meson's timeout: still devenv down
     try:
         env.up()
         mark("devenv up")
