@@ -1,8 +1,15 @@
-/* test_kube_integration.c: the Kubernetes client against kube-testapi (tests/apiserver harness):
- * TLS + bearer token from the written kubeconfig, CRUD with conflicts, patches and apply, paging,
- * finalizers, garbage collection, a CRD with the status subresource, watch resume and 410,
- * dropped streams and forced relists seen through an informer, injected 5xx/429 retries, events,
- * and leader election with two contenders and failover. Suite: integration.
+/* test_kube_integration.c: the Kubernetes client (operator/kube) against a real kube-apiserver +
+ * etcd + kube-controller-manager (tests/cluster harness), with the fault proxy in front: TLS +
+ * static bearer token through the proxy, client certificate direct, a wrong token, RBAC refusing
+ * an unbound user; CRUD with conflicts, patches and server-side apply; paging; finalizers;
+ * garbage collection by the real garbage collector (background and foreground); a CRD with the
+ * status subresource; watch resume, the server's watch timeout, and 410 Gone both genuine (etcd
+ * compacted under a resource without a watch cache: watch and continue token) and injected (the
+ * proxy's in-stream ERROR 410); dropped streams and forced relists seen through an informer;
+ * injected 5xx/429 retries; events; leader election with real Leases and failover.
+ *
+ * One cluster for the whole program, started in main() before the Check runner (a start costs
+ * ~10 s); each test case works in its own namespace. Suite: integration.
  */
 #include <check.h>
 #include <pthread.h>
@@ -11,38 +18,75 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "wait.h"
-#include "harness.h"
+#include "cluster_harness.h"
 #include "kube_client.h"
 #include "kube_events.h"
 #include "kube_informer.h"
 #include "kube_lease.h"
 #include "kube_util.h"
+#include "wait.h"
 
-static struct apiserver *start_server(const struct apiserver_opts *o)
-{
-    struct apiserver *a = NULL;
-    struct vmop_err err = {0};
-    ck_assert_msg(apiserver_start(o, &a, &err) == VMOP_OK, "apiserver_start: %s", err.msg);
-    return a;
-}
+/* The one resource with the watch cache off (see main()): etcd serves its watches and continue
+ * tokens, so that compaction makes old resourceVersions genuinely gone. */
+#define NO_CACHE_ARGS "--watch-cache-sizes=podtemplates#0"
+static const struct kube_resource PODTEMPLATES = {"", "v1", "podtemplates", 1};
 
-static struct kube_client *client_of(struct apiserver *a, const struct kube_client_opts *co)
+static struct cluster *cl;
+
+/* A client from kubeconfig whose default namespace is ns (NULL: the kubeconfig's). */
+static struct kube_client *client_for(const char *kubeconfig, const char *ns,
+                                      const struct kube_client_opts *co)
 {
     struct kube_config *cfg = NULL;
     struct kube_client *c = NULL;
     struct vmop_err err = {0};
-    ck_assert_msg(kube_config_from_files(a->kubeconfig, NULL, &cfg, &err) == VMOP_OK, "%s",
-                  err.msg);
+    ck_assert_msg(kube_config_from_files(kubeconfig, NULL, &cfg, &err) == VMOP_OK, "%s", err.msg);
+    if (ns) {
+        free(cfg->namespace);
+        cfg->namespace = strdup(ns);
+    }
     ck_assert_msg(kube_client_new(cfg, co, &c, &err) == VMOP_OK, "%s", err.msg);
     kube_config_free(cfg);
     return c;
 }
 
-static void stop_server(struct apiserver *a)
+/* Through the fault proxy with the static token. */
+static struct kube_client *proxied(const char *ns, const struct kube_client_opts *co)
 {
+    return client_for(cl->token_kubeconfig, ns, co);
+}
+
+/* Straight to the apiserver with the admin client certificate. */
+static struct kube_client *direct(const char *ns)
+{
+    return client_for(cl->kubeconfig, ns, NULL);
+}
+
+static int cm_exists(struct kube_client *c, const char *ns, const char *name)
+{
+    cJSON *o = NULL;
     struct vmop_err err = {0};
-    apiserver_stop(a, &err);
+    vmop_rc rc = kube_get(c, &kube_res_configmaps, ns, name, NULL, &o, &err);
+    cJSON_Delete(o);
+    return rc == VMOP_OK;
+}
+
+/* Creates namespace ns and waits until kube-controller-manager has published kube-root-ca.crt in
+ * it (a real cluster puts that ConfigMap in every namespace), so that it does not show up in the
+ * middle of a test. */
+static void make_ns(const char *ns)
+{
+    struct kube_client *c = direct(NULL);
+    struct vmop_err err = {0};
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "apiVersion", "v1");
+    cJSON_AddStringToObject(o, "kind", "Namespace");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(o, "metadata"), "name", ns);
+    vmop_rc rc = kube_create(c, &kube_res_namespaces, NULL, o, NULL, NULL, &err);
+    ck_assert_msg(rc == VMOP_OK || rc == VMOP_E_EXISTS, "namespace %s: %s", ns, err.msg);
+    cJSON_Delete(o);
+    WAIT_UNTIL(cm_exists(c, ns, "kube-root-ca.crt"), 30000);
+    kube_client_free(c);
 }
 
 static cJSON *cm(const char *name, const char *k, const char *v)
@@ -58,19 +102,16 @@ static cJSON *cm(const char *name, const char *k, const char *v)
     return o;
 }
 
-static void faults(struct kube_client *c, const char *json)
+static void faults(const char *method, const char *json)
 {
     struct vmop_err err = {0};
-    ck_assert_msg(kube_request(c, "POST", "/_testapi/faults", "application/json", json,
-                               strlen(json), NULL, NULL, NULL, &err) == VMOP_OK,
-                  "faults: %s", err.msg);
+    ck_assert_msg(cluster_faults(cl, method, json, &err) == VMOP_OK, "faults: %s", err.msg);
 }
 
 START_TEST(tls_token_and_crud)
 {
-    struct apiserver_opts ao = {.tls = 1, .token = "it-token-42"};
-    struct apiserver *a = start_server(&ao);
-    struct kube_client *c = client_of(a, NULL);
+    make_ns("kit-crud");
+    struct kube_client *c = proxied("kit-crud", NULL);
     struct vmop_err err = {0};
     cJSON *got = NULL, *res = NULL;
 
@@ -81,14 +122,13 @@ START_TEST(tls_token_and_crud)
     char rv1[32], uid[64];
     snprintf(rv1, sizeof(rv1), "%s", kube_obj_rv(res));
     snprintf(uid, sizeof(uid), "%s", kube_obj_uid(res));
-    ck_assert_str_eq(kube_obj_namespace(res), "default");
+    ck_assert_str_eq(kube_obj_namespace(res), "kit-crud");
     cJSON_Delete(res);
     ck_assert_int_eq(kube_create(c, &kube_res_configmaps, NULL, o, NULL, &res, &err),
                      VMOP_E_EXISTS);
     ck_assert_str_eq(err.fault, "AlreadyExists");
     vmop_err_clear(&err);
-    ck_assert_int_eq(kube_get(c, &kube_res_configmaps, "default", "cm1", NULL, &got, &err),
-                     VMOP_OK);
+    ck_assert_int_eq(kube_get(c, &kube_res_configmaps, NULL, "cm1", NULL, &got, &err), VMOP_OK);
 
     /* update with the current RV, then a stale one: typed conflict */
     cJSON_ReplaceItemInObject(cJSON_GetObjectItem(got, "data"), "a", cJSON_CreateString("2"));
@@ -128,7 +168,7 @@ START_TEST(tls_token_and_crud)
     cJSON_Delete(res);
     ck_assert_int_eq(kube_patch(c, &kube_res_configmaps, NULL, "cm-applied", KUBE_PATCH_APPLY, ap,
                                 NULL, &res, &err),
-                     VMOP_E_INVALID); /* no field manager */
+                     VMOP_E_INVALID); /* no field manager (refused before sending) */
     vmop_err_clear(&err);
     cJSON_Delete(ap);
 
@@ -143,28 +183,71 @@ START_TEST(tls_token_and_crud)
     ck_assert_int_eq(kube_get(c, &kube_res_configmaps, NULL, "cm1", NULL, &got, &err),
                      VMOP_E_NOT_FOUND);
     ck_assert_str_eq(err.fault, "NotFound");
+    vmop_err_clear(&err);
     cJSON_Delete(o);
     kube_client_free(c);
 
-    /* a wrong token is refused over TLS */
-    struct kube_config *cfg = NULL;
-    ck_assert_int_eq(kube_config_from_files(a->kubeconfig, NULL, &cfg, &err), VMOP_OK);
-    kube_free_secret(cfg->token);
-    cfg->token = strdup("wrong");
-    ck_assert_int_eq(kube_client_new(cfg, NULL, &c, &err), VMOP_OK);
-    vmop_err_clear(&err);
-    ck_assert_int_eq(kube_get(c, &kube_res_namespaces, NULL, "default", NULL, &got, &err),
-                     VMOP_E_AUTH);
+    /* the admin client certificate straight to the apiserver sees the same object */
+    c = direct("kit-crud");
+    ck_assert_msg(kube_get(c, &kube_res_configmaps, NULL, "cm-applied", NULL, &got, &err) ==
+                      VMOP_OK,
+                  "%s", err.msg);
+    ck_assert_str_eq(kube_json_path_str(got, "data", "k"), "v");
+    cJSON_Delete(got);
     kube_client_free(c);
-    kube_config_free(cfg);
-    stop_server(a);
+
+    /* a wrong token is refused (401), through the proxy and direct */
+    for (int via_proxy = 1; via_proxy >= 0; via_proxy--) {
+        struct kube_config *cfg = NULL;
+        ck_assert_int_eq(kube_config_from_files(cl->token_kubeconfig, NULL, &cfg, &err), VMOP_OK);
+        kube_free_secret(cfg->token);
+        cfg->token = strdup("wrong");
+        if (!via_proxy) {
+            free(cfg->server);
+            cfg->server = strdup(cl->apiserver_url);
+        }
+        ck_assert_int_eq(kube_client_new(cfg, NULL, &c, &err), VMOP_OK);
+        vmop_err_clear(&err);
+        ck_assert_int_eq(kube_get(c, &kube_res_namespaces, NULL, "default", NULL, &got, &err),
+                         VMOP_E_AUTH);
+        ck_assert_int_eq(err.http_status, 401);
+        vmop_err_clear(&err);
+        kube_client_free(c);
+        kube_config_free(cfg);
+    }
+
+    /* RBAC: an authenticated user without bindings is forbidden (403) */
+    char *kcfg = NULL;
+    ck_assert_msg(cluster_user(cl, "kit-nobody", NULL, &kcfg, &err) == VMOP_OK, "%s", err.msg);
+    c = client_for(kcfg, "kit-crud", NULL);
+    free(kcfg);
+    ck_assert_int_eq(kube_get(c, &kube_res_configmaps, NULL, "cm-applied", NULL, &got, &err),
+                     VMOP_E_KUBE);
+    ck_assert_str_eq(err.fault, "Forbidden");
+    ck_assert_int_eq(err.http_status, 403);
+    kube_client_free(c);
 }
 END_TEST
 
+static cJSON *owned_cm(const char *name, const char *owner, const char *owner_uid, int block)
+{
+    cJSON *dep = cm(name, NULL, NULL);
+    cJSON *refs = cJSON_AddArrayToObject(cJSON_GetObjectItem(dep, "metadata"), "ownerReferences");
+    cJSON *ref = cJSON_CreateObject();
+    cJSON_AddStringToObject(ref, "apiVersion", "v1");
+    cJSON_AddStringToObject(ref, "kind", "ConfigMap");
+    cJSON_AddStringToObject(ref, "name", owner);
+    cJSON_AddStringToObject(ref, "uid", owner_uid);
+    if (block)
+        cJSON_AddBoolToObject(ref, "blockOwnerDeletion", 1);
+    cJSON_AddItemToArray(refs, ref);
+    return dep;
+}
+
 START_TEST(paging_finalizers_gc)
 {
-    struct apiserver *a = start_server(NULL);
-    struct kube_client *c = client_of(a, NULL);
+    make_ns("kit-page");
+    struct kube_client *c = direct("kit-page");
     struct vmop_err err = {0};
     cJSON *res = NULL, *got = NULL;
     char name[32];
@@ -173,21 +256,25 @@ START_TEST(paging_finalizers_gc)
         cJSON *o = cm(name, "i", name);
         cJSON *labels = cJSON_AddObjectToObject(cJSON_GetObjectItem(o, "metadata"), "labels");
         cJSON_AddStringToObject(labels, "set", i % 2 ? "odd" : "even");
-        ck_assert_int_eq(kube_create(c, &kube_res_configmaps, "default", o, NULL, NULL, &err),
+        ck_assert_int_eq(kube_create(c, &kube_res_configmaps, "kit-page", o, NULL, NULL, &err),
                          VMOP_OK);
         cJSON_Delete(o);
     }
     unsigned long before = kube_client_requests(c);
     struct kube_opts lo = {.limit = 5, .label_selector = "set=odd"};
     cJSON *l = NULL;
-    ck_assert_int_eq(kube_list_all(c, &kube_res_configmaps, "default", &lo, &l, &err), VMOP_OK);
+    ck_assert_int_eq(kube_list_all(c, &kube_res_configmaps, "kit-page", &lo, &l, &err), VMOP_OK);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 11);
     ck_assert_uint_ge(kube_client_requests(c) - before, 3); /* 11 items in pages of 5 */
     cJSON_Delete(l);
     struct kube_opts one = {.limit = 5};
-    ck_assert_int_eq(kube_list(c, &kube_res_configmaps, "default", &one, &l, &err), VMOP_OK);
+    ck_assert_int_eq(kube_list(c, &kube_res_configmaps, "kit-page", &one, &l, &err), VMOP_OK);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 5);
     ck_assert_ptr_nonnull(kube_json_path_str(l, "metadata", "continue"));
+    cJSON_Delete(l);
+    /* without a selector the namespace also holds kube-root-ca.crt: 23 + 1 */
+    ck_assert_int_eq(kube_list_all(c, &kube_res_configmaps, "kit-page", &one, &l, &err), VMOP_OK);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(l, "items")), 24);
     cJSON_Delete(l);
 
     /* finalizers: delete leaves the object with a deletionTimestamp until they are removed */
@@ -206,41 +293,66 @@ START_TEST(paging_finalizers_gc)
         VMOP_OK);
     cJSON_Delete(unfin);
     cJSON_Delete(f);
-    WAIT_UNTIL(kube_get(c, &kube_res_configmaps, NULL, "fin", NULL, &got, &err) == VMOP_E_NOT_FOUND,
-               5000);
-    vmop_err_clear(&err);
+    WAIT_UNTIL(!cm_exists(c, NULL, "fin"), 5000);
 
-    /* background garbage collection by ownerReference uid */
+    /* background garbage collection by ownerReference uid (kube-controller-manager's garbage
+     * collector) */
     cJSON *owner = cm("owner", NULL, NULL);
     ck_assert_int_eq(kube_create(c, &kube_res_configmaps, NULL, owner, NULL, &res, &err), VMOP_OK);
-    cJSON *dep = cm("dependent", NULL, NULL);
-    cJSON *refs = cJSON_AddArrayToObject(cJSON_GetObjectItem(dep, "metadata"), "ownerReferences");
-    cJSON *ref = cJSON_CreateObject();
-    cJSON_AddStringToObject(ref, "apiVersion", "v1");
-    cJSON_AddStringToObject(ref, "kind", "ConfigMap");
-    cJSON_AddStringToObject(ref, "name", "owner");
-    cJSON_AddStringToObject(ref, "uid", kube_obj_uid(res));
-    cJSON_AddItemToArray(refs, ref);
+    cJSON *dep = owned_cm("dependent", "owner", kube_obj_uid(res), 0);
     cJSON_Delete(res);
     ck_assert_int_eq(kube_create(c, &kube_res_configmaps, NULL, dep, NULL, NULL, &err), VMOP_OK);
     ck_assert_int_eq(kube_delete(c, &kube_res_configmaps, NULL, "owner", NULL, NULL, &err),
                      VMOP_OK);
-    WAIT_UNTIL(kube_get(c, &kube_res_configmaps, NULL, "dependent", NULL, &got, &err) ==
-                   VMOP_E_NOT_FOUND,
-               10000);
+    WAIT_UNTIL(!cm_exists(c, NULL, "dependent"), 30000);
+    cJSON_Delete(owner);
+    cJSON_Delete(dep);
+
+    /* foreground: the owner stays (deletionTimestamp, foregroundDeletion finalizer) until the
+     * collector has deleted its blocking dependent, then goes too */
+    owner = cm("fg-owner", NULL, NULL);
+    ck_assert_int_eq(kube_create(c, &kube_res_configmaps, NULL, owner, NULL, &res, &err), VMOP_OK);
+    dep = owned_cm("fg-dependent", "fg-owner", kube_obj_uid(res), 1);
+    cJSON_Delete(res);
+    ck_assert_int_eq(kube_create(c, &kube_res_configmaps, NULL, dep, NULL, NULL, &err), VMOP_OK);
+    struct kube_opts fg = {.propagation_policy = "Foreground"};
+    ck_assert_int_eq(kube_delete(c, &kube_res_configmaps, NULL, "fg-owner", &fg, &res, &err),
+                     VMOP_OK);
+    ck_assert_ptr_nonnull(kube_json_path_str(res, "metadata", "deletionTimestamp"));
+    ck_assert_str_eq(cJSON_GetArrayItem(
+                         cJSON_GetObjectItem(cJSON_GetObjectItem(res, "metadata"), "finalizers"), 0)
+                         ->valuestring,
+                     "foregroundDeletion");
+    cJSON_Delete(res);
+    WAIT_UNTIL(!cm_exists(c, NULL, "fg-dependent") && !cm_exists(c, NULL, "fg-owner"), 30000);
     cJSON_Delete(owner);
     cJSON_Delete(dep);
     kube_client_free(c);
-    stop_server(a);
 }
 END_TEST
 
 static const struct kube_resource WIDGETS = {"kubeclient.test", "v1", "widgets", 1};
 
+static int crd_established(struct kube_client *c, const char *name)
+{
+    cJSON *crd = NULL, *cond;
+    struct vmop_err err = {0};
+    int ok = 0;
+    if (kube_get(c, &kube_res_crds, NULL, name, NULL, &crd, &err) != VMOP_OK)
+        return 0;
+    cJSON_ArrayForEach(cond, cJSON_GetObjectItem(cJSON_GetObjectItem(crd, "status"), "conditions"))
+    {
+        const char *t = kube_json_str(cond, "type"), *s = kube_json_str(cond, "status");
+        ok |= t && s && !strcmp(t, "Established") && !strcmp(s, "True");
+    }
+    cJSON_Delete(crd);
+    return ok;
+}
+
 START_TEST(crd_status_subresource)
 {
-    struct apiserver *a = start_server(NULL);
-    struct kube_client *c = client_of(a, NULL);
+    make_ns("kit-crd");
+    struct kube_client *c = proxied("kit-crd", NULL);
     struct vmop_err err = {0};
     cJSON *crd = cJSON_Parse(
         "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
@@ -254,14 +366,17 @@ START_TEST(crd_status_subresource)
     ck_assert_msg(kube_create(c, &kube_res_crds, NULL, crd, NULL, NULL, &err) == VMOP_OK, "%s",
                   err.msg);
     cJSON_Delete(crd);
+    WAIT_UNTIL(crd_established(c, "widgets.kubeclient.test"), 30000);
     cJSON *l = NULL;
-    WAIT_UNTIL(kube_list(c, &WIDGETS, "default", NULL, &l, &err) == VMOP_OK, 5000);
+    /* Established means the names are accepted; serving follows within moments */
+    WAIT_UNTIL(kube_list(c, &WIDGETS, "kit-crd", NULL, &l, &err) == VMOP_OK, 30000);
     cJSON_Delete(l);
     cJSON *w = cJSON_Parse("{\"apiVersion\":\"kubeclient.test/v1\",\"kind\":\"Widget\","
                            "\"metadata\":{\"name\":\"w1\"},\"spec\":{\"size\":1},"
                            "\"status\":{\"phase\":\"ignored-on-create\"}}");
     cJSON *res = NULL;
-    ck_assert_int_eq(kube_create(c, &WIDGETS, NULL, w, NULL, &res, &err), VMOP_OK);
+    vmop_err_clear(&err);
+    ck_assert_msg(kube_create(c, &WIDGETS, NULL, w, NULL, &res, &err) == VMOP_OK, "%s", err.msg);
     ck_assert_ptr_null(kube_json_path_str(res, "status", "phase"));
     cJSON *st = cJSON_Parse("{\"phase\":\"Ready\"}");
     cJSON_DeleteItemFromObject(res, "status");
@@ -284,13 +399,13 @@ START_TEST(crd_status_subresource)
         kube_patch(c, &WIDGETS, NULL, "w1", KUBE_PATCH_STRATEGIC, sp, NULL, NULL, &err),
         VMOP_E_KUBE);
     ck_assert_int_eq(err.http_status, 415);
+    ck_assert_str_eq(err.fault, "UnsupportedMediaType");
     cJSON_Delete(w);
     cJSON_Delete(res);
     cJSON_Delete(res2);
     cJSON_Delete(res3);
     cJSON_Delete(sp);
     kube_client_free(c);
-    stop_server(a);
 }
 END_TEST
 
@@ -302,24 +417,40 @@ struct wcount {
 static int count_ev(void *ud, enum kube_event_type t, cJSON *obj)
 {
     struct wcount *w = ud;
+    (void)t;
     w->n++;
     snprintf(w->last_rv, sizeof(w->last_rv), "%s", kube_obj_rv(obj) ? kube_obj_rv(obj) : "");
     cJSON_Delete(obj);
     return w->n >= 3; /* stop after three */
 }
 
-START_TEST(watch_resume_and_gone)
+static cJSON *podtemplate(const char *name)
 {
-    struct apiserver_opts ao = {.watch_window = 5};
-    struct apiserver *a = start_server(&ao);
-    struct kube_client *c = client_of(a, NULL);
+    char buf[256];
+    snprintf(buf, sizeof(buf),
+             "{\"apiVersion\":\"v1\",\"kind\":\"PodTemplate\",\"metadata\":{\"name\":\"%s\"},"
+             "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]}}}",
+             name);
+    return cJSON_Parse(buf);
+}
+
+static void list_rv(struct kube_client *c, const struct kube_resource *r, const char *ns, char *rv,
+                    size_t n)
+{
     struct vmop_err err = {0};
     cJSON *l = NULL;
-    ck_assert_int_eq(kube_list(c, &kube_res_configmaps, "default", NULL, &l, &err), VMOP_OK);
-    char rv0[32];
-    snprintf(rv0, sizeof(rv0), "%s", kube_json_path_str(l, "metadata", "resourceVersion"));
+    ck_assert_msg(kube_list(c, r, ns, NULL, &l, &err) == VMOP_OK, "%s", err.msg);
+    snprintf(rv, n, "%s", kube_json_path_str(l, "metadata", "resourceVersion"));
     cJSON_Delete(l);
-    char name[32];
+}
+
+START_TEST(watch_resume_and_gone)
+{
+    make_ns("kit-watch");
+    struct kube_client *c = proxied("kit-watch", NULL);
+    struct vmop_err err = {0};
+    char rv0[32], name[32];
+    list_rv(c, &kube_res_configmaps, "kit-watch", rv0, sizeof(rv0));
     for (int i = 0; i < 3; i++) {
         snprintf(name, sizeof(name), "w-%d", i);
         cJSON *o = cm(name, NULL, NULL);
@@ -329,42 +460,76 @@ START_TEST(watch_resume_and_gone)
     /* resume from the list RV: exactly the three creates */
     struct wcount w = {0};
     struct kube_opts wo = {.resource_version = rv0, .timeout_seconds = 5};
-    ck_assert_int_eq(kube_watch(c, &kube_res_configmaps, "default", &wo, count_ev, &w, &err),
+    ck_assert_int_eq(kube_watch(c, &kube_res_configmaps, "kit-watch", &wo, count_ev, &w, &err),
                      VMOP_E_CANCELED);
     ck_assert_int_eq(w.n, 3);
     vmop_err_clear(&err);
-    /* push rv0 out of the 5-event window: 410 */
-    for (int i = 0; i < 10; i++) {
-        cJSON *p = cJSON_CreateObject();
-        cJSON *d = cJSON_AddObjectToObject(p, "data");
-        snprintf(name, sizeof(name), "%d", i);
-        cJSON_AddStringToObject(d, "n", name);
-        ck_assert_int_eq(
-            kube_patch(c, &kube_res_configmaps, NULL, "w-0", KUBE_PATCH_MERGE, p, NULL, NULL, &err),
-            VMOP_OK);
-        cJSON_Delete(p);
+
+    /* Gone, genuinely: podtemplates have no watch cache (NO_CACHE_ARGS), so etcd serves their
+     * watches and continue tokens; after a compaction (kube-apiserver compacts every 5 min) an
+     * older resourceVersion is answered with an ERROR event 410 Expired */
+    char prv[32];
+    list_rv(c, &PODTEMPLATES, "kit-watch", prv, sizeof(prv));
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof(name), "pt-%d", i);
+        cJSON *o = podtemplate(name);
+        ck_assert_msg(kube_create(c, &PODTEMPLATES, NULL, o, NULL, NULL, &err) == VMOP_OK, "%s",
+                      err.msg);
+        cJSON_Delete(o);
     }
+    cJSON *page = NULL;
+    struct kube_opts po = {.limit = 1};
+    ck_assert_int_eq(kube_list(c, &PODTEMPLATES, "kit-watch", &po, &page, &err), VMOP_OK);
+    char cont[512];
+    snprintf(cont, sizeof(cont), "%s", kube_json_path_str(page, "metadata", "continue"));
+    cJSON_Delete(page);
+    ck_assert_int_gt(strlen(cont), 0);
+    cJSON *o = podtemplate("pt-after");
+    ck_assert_int_eq(kube_create(c, &PODTEMPLATES, NULL, o, NULL, NULL, &err), VMOP_OK);
+    cJSON_Delete(o);
+    ck_assert_msg(cluster_etcd_compact(cl, NULL, &err) == VMOP_OK, "%s", err.msg);
+    struct kube_opts go = {.resource_version = prv, .timeout_seconds = 5};
     memset(&w, 0, sizeof(w));
-    ck_assert_int_eq(kube_watch(c, &kube_res_configmaps, "default", &wo, count_ev, &w, &err),
+    ck_assert_int_eq(kube_watch(c, &PODTEMPLATES, "kit-watch", &go, count_ev, &w, &err),
                      VMOP_E_GONE);
     ck_assert_int_eq(err.http_status, 410);
+    ck_assert_str_eq(err.fault, "Expired");
+    ck_assert_int_eq(w.n, 0);
+    vmop_err_clear(&err);
+    /* the continue token of the older list is too old as well (HTTP 410) */
+    po.continue_token = cont;
+    ck_assert_int_eq(kube_list(c, &PODTEMPLATES, "kit-watch", &po, &page, &err), VMOP_E_GONE);
+    ck_assert_int_eq(err.http_status, 410);
+    ck_assert_str_eq(err.fault, "Expired");
+    vmop_err_clear(&err);
+
+    /* Gone as a long-running cluster's watch cache says it (the proxy answers the watch with an
+     * in-stream ERROR 410 event): the same outcome */
+    faults("DELETE", NULL);
+    faults("POST", "{\"rules\":[{\"method\":\"GET\",\"path\":"
+                   "\"^/api/v1/namespaces/kit-watch/configmaps$\",\"watch\":true,"
+                   "\"watchEvent\":true,\"code\":410,\"count\":1}]}");
+    memset(&w, 0, sizeof(w));
+    ck_assert_int_eq(kube_watch(c, &kube_res_configmaps, "kit-watch", &wo, count_ev, &w, &err),
+                     VMOP_E_GONE);
+    ck_assert_int_eq(err.http_status, 410);
+    vmop_err_clear(&err);
+
     /* the server's timeoutSeconds ends a quiet watch cleanly */
-    ck_assert_int_eq(kube_list(c, &kube_res_configmaps, "default", NULL, &l, &err), VMOP_OK);
-    snprintf(rv0, sizeof(rv0), "%s", kube_json_path_str(l, "metadata", "resourceVersion"));
-    cJSON_Delete(l);
+    list_rv(c, &kube_res_configmaps, "kit-watch", rv0, sizeof(rv0));
     struct kube_opts qo = {.resource_version = rv0, .timeout_seconds = 1};
     memset(&w, 0, sizeof(w));
-    vmop_err_clear(&err);
-    ck_assert_msg(kube_watch(c, &kube_res_configmaps, "default", &qo, count_ev, &w, &err) ==
+    ck_assert_msg(kube_watch(c, &kube_res_configmaps, "kit-watch", &qo, count_ev, &w, &err) ==
                       VMOP_OK,
                   "%s", err.msg);
     ck_assert_int_eq(w.n, 0);
     kube_client_free(c);
-    stop_server(a);
 }
 END_TEST
 
 /* ---- informer against the server: drops and forced relists ---- */
+
+#define INF_NS "kit-inf"
 
 struct irec {
     pthread_mutex_t lock;
@@ -388,6 +553,7 @@ static void i_add(void *ud, const struct kube_obj *o)
 static void i_upd(void *ud, const struct kube_obj *old, const struct kube_obj *o)
 {
     struct irec *r = ud;
+    (void)old;
     pthread_mutex_lock(&r->lock);
     r->updates[obj_num(o)]++;
     pthread_mutex_unlock(&r->lock);
@@ -415,7 +581,9 @@ static void mk_cm(struct kube_client *c, int i)
     struct vmop_err err = {0};
     snprintf(name, sizeof(name), "inf-%d", i);
     cJSON *o = cm(name, "v", "0");
-    ck_assert_msg(kube_create(c, &kube_res_configmaps, "default", o, NULL, NULL, &err) == VMOP_OK,
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_GetObjectItem(o, "metadata"), "labels"),
+                            "kit", "inf");
+    ck_assert_msg(kube_create(c, &kube_res_configmaps, INF_NS, o, NULL, NULL, &err) == VMOP_OK,
                   "%s", err.msg);
     cJSON_Delete(o);
 }
@@ -428,7 +596,7 @@ static void touch_cm(struct kube_client *c, int i, const char *v)
     cJSON *p = cJSON_CreateObject();
     cJSON_AddStringToObject(cJSON_AddObjectToObject(p, "data"), "v", v);
     ck_assert_int_eq(
-        kube_patch(c, &kube_res_configmaps, "default", name, KUBE_PATCH_MERGE, p, NULL, NULL, &err),
+        kube_patch(c, &kube_res_configmaps, INF_NS, name, KUBE_PATCH_MERGE, p, NULL, NULL, &err),
         VMOP_OK);
     cJSON_Delete(p);
 }
@@ -438,22 +606,32 @@ static void rm_cm(struct kube_client *c, int i)
     char name[32];
     struct vmop_err err = {0};
     snprintf(name, sizeof(name), "inf-%d", i);
-    ck_assert_int_eq(kube_delete(c, &kube_res_configmaps, "default", name, NULL, NULL, &err),
-                     VMOP_OK);
+    ck_assert_int_eq(kube_delete(c, &kube_res_configmaps, INF_NS, name, NULL, NULL, &err), VMOP_OK);
+}
+
+static int cached_value_is(struct kube_informer *inf, const char *key, const char *v)
+{
+    struct kube_obj *o = kube_informer_get(inf, key);
+    const char *got = o ? kube_json_path_str(kube_obj_json(o), "data", "v") : NULL;
+    int ok = got && !strcmp(got, v);
+    kube_obj_unref(o);
+    return ok;
 }
 
 START_TEST(informer_drops_and_relists)
 {
-    struct apiserver_opts ao = {.watch_window = 8};
-    struct apiserver *a = start_server(&ao);
-    struct kube_client *c = client_of(a, NULL);
+    make_ns(INF_NS);
+    faults("DELETE", NULL);
+    struct kube_client *c = proxied(INF_NS, NULL);
     struct vmop_err err = {0};
     mk_cm(c, 0);
     mk_cm(c, 1);
     struct irec r = {0};
     pthread_mutex_init(&r.lock, NULL);
+    /* the selector leaves out kube-root-ca.crt, which every namespace has */
     struct kube_informer_opts io = {.resource = &kube_res_configmaps,
-                                    .ns = "default",
+                                    .ns = INF_NS,
+                                    .label_selector = "kit=inf",
                                     .backoff_min_ms = 20,
                                     .watch_timeout_s = 60};
     struct kube_informer_handlers hs = {
@@ -473,22 +651,23 @@ START_TEST(informer_drops_and_relists)
     rm_cm(c, 1);
     WAIT_UNTIL(rec_get(&r, r.deletes, 1) == 1, 10000);
 
-    /* the server drops every watch: the informer resumes from its RV without losing or
-     * repeating events */
+    /* the proxy drops every watch: the informer resumes from its RV (the real server replays
+     * what it missed) without losing or repeating events */
     unsigned long w0 = kube_informer_watches(inf), l0 = kube_informer_lists(inf);
-    faults(c, "{\"dropWatches\":true}");
+    faults("POST", "{\"dropWatches\":true}");
     WAIT_UNTIL(kube_informer_watches(inf) > w0, 10000);
     touch_cm(c, 0, "1");
     WAIT_UNTIL(rec_get(&r, r.updates, 0) == 1, 10000);
     ck_assert_uint_eq(kube_informer_lists(inf), l0); /* resumed, no relist */
     ck_assert_int_eq(rec_get(&r, r.adds, 2), 1);
 
-    /* drop again and delay the re-watch while more than the window changes: 410 -> relist,
-     * diffed against the cache */
-    faults(c,
-           "{\"rules\":[{\"method\":\"GET\",\"path\":\"^/api/v1/namespaces/default/configmaps$\","
-           "\"code\":0,\"count\":1,\"latencyMs\":1500}]}");
-    faults(c, "{\"dropWatches\":true}");
+    /* drop again; the re-watch is held up while things change and then told 410 Expired (what
+     * the real server says once its watch cache has moved past the RV): relist, diffed against
+     * the cache */
+    faults("POST", "{\"rules\":[{\"method\":\"GET\",\"path\":\"^/api/v1/namespaces/" INF_NS
+                   "/configmaps$\",\"watch\":true,\"watchEvent\":true,\"code\":410,\"count\":1,"
+                   "\"latencyMs\":1500}]}");
+    faults("POST", "{\"dropWatches\":true}");
     for (int i = 0; i < 12; i++)
         touch_cm(c, 2, i % 2 ? "a" : "b");
     mk_cm(c, 3);
@@ -496,10 +675,8 @@ START_TEST(informer_drops_and_relists)
     WAIT_UNTIL(kube_informer_lists(inf) > l0, 15000);
     WAIT_UNTIL(rec_get(&r, r.deletes, 0) == 1 && rec_get(&r, r.adds, 3) == 1, 15000);
     WAIT_UNTIL(kube_informer_len(inf) == 2, 5000);
-    struct kube_obj *o = kube_informer_get(inf, "default/inf-2");
-    ck_assert_ptr_nonnull(o);
-    ck_assert_str_eq(kube_json_path_str(kube_obj_json(o), "data", "v"), "a");
-    kube_obj_unref(o);
+    /* the last of the twelve touches wins (in the relist or in the watch right after it) */
+    WAIT_UNTIL(cached_value_is(inf, INF_NS "/inf-2", "a"), 5000);
     /* nothing was delivered twice */
     for (int i = 0; i < 4; i++)
         ck_assert_int_eq(rec_get(&r, r.adds, i), 1);
@@ -508,33 +685,45 @@ START_TEST(informer_drops_and_relists)
 
     kube_informer_free(inf);
     kube_client_free(c);
-    stop_server(a);
+    faults("DELETE", NULL);
 }
 END_TEST
 
 START_TEST(retries_events_and_leases)
 {
-    struct apiserver *a = start_server(NULL);
+    make_ns("kit-retry");
+    faults("DELETE", NULL);
     struct kube_client_opts co = {.retry_base_ms = 20, .retry_max_ms = 300};
-    struct kube_client *c = client_of(a, &co);
+    struct kube_client *c = proxied("kit-retry", &co);
     struct vmop_err err = {0};
     cJSON *got = NULL;
 
     /* injected 503s and a 429 are retried */
-    faults(c, "{\"rules\":[{\"method\":\"GET\",\"path\":\"^/api/v1/namespaces/default$\","
-              "\"code\":503,\"count\":2}]}");
+    faults("POST", "{\"rules\":[{\"method\":\"GET\",\"path\":\"^/api/v1/namespaces/kit-retry$\","
+                   "\"code\":503,\"count\":2}]}");
     unsigned long r0 = kube_client_retries(c);
-    ck_assert_msg(kube_get(c, &kube_res_namespaces, NULL, "default", NULL, &got, &err) == VMOP_OK,
+    ck_assert_msg(kube_get(c, &kube_res_namespaces, NULL, "kit-retry", NULL, &got, &err) == VMOP_OK,
                   "%s", err.msg);
     cJSON_Delete(got);
     ck_assert_uint_eq(kube_client_retries(c) - r0, 2);
-    faults(c, "{\"rules\":[{\"method\":\"GET\",\"path\":\"^/api/v1/namespaces/default$\","
-              "\"code\":429,\"count\":1}]}");
-    ck_assert_int_eq(kube_get(c, &kube_res_namespaces, NULL, "default", NULL, &got, &err), VMOP_OK);
+    faults("POST", "{\"rules\":[{\"method\":\"GET\",\"path\":\"^/api/v1/namespaces/kit-retry$\","
+                   "\"code\":429,\"count\":1}]}");
+    r0 = kube_client_retries(c);
+    ck_assert_int_eq(kube_get(c, &kube_res_namespaces, NULL, "kit-retry", NULL, &got, &err),
+                     VMOP_OK);
     cJSON_Delete(got);
+    ck_assert_uint_eq(kube_client_retries(c) - r0, 1);
+    /* a POST answered 500 is not retried (it may have been applied) */
+    faults("POST", "{\"rules\":[{\"method\":\"POST\",\"path\":"
+                   "\"^/api/v1/namespaces/kit-retry/configmaps$\",\"code\":500,\"count\":1}]}");
+    cJSON *o = cm("not-retried", NULL, NULL), *res = NULL;
+    ck_assert_int_ne(kube_create(c, &kube_res_configmaps, NULL, o, NULL, NULL, &err), VMOP_OK);
+    ck_assert_int_eq(err.http_status, 500);
+    vmop_err_clear(&err);
+    cJSON_Delete(o);
 
     /* events: a repeat becomes count 2 on the same Event */
-    cJSON *o = cm("evt-target", NULL, NULL), *res = NULL;
+    o = cm("evt-target", NULL, NULL);
     ck_assert_int_eq(kube_create(c, &kube_res_configmaps, NULL, o, NULL, &res, &err), VMOP_OK);
     struct kube_recorder *rec = NULL;
     struct kube_recorder_opts ro = {.component = "kubeclient-test"};
@@ -544,7 +733,7 @@ START_TEST(retries_events_and_leases)
                       "%s", err.msg);
     cJSON *l = NULL;
     struct kube_opts lo = {.field_selector = "involvedObject.name=evt-target"};
-    ck_assert_int_eq(kube_list(c, &kube_res_events, "default", &lo, &l, &err), VMOP_OK);
+    ck_assert_int_eq(kube_list(c, &kube_res_events, "kit-retry", &lo, &l, &err), VMOP_OK);
     cJSON *items = cJSON_GetObjectItem(l, "items");
     ck_assert_int_eq(cJSON_GetArraySize(items), 1);
     cJSON *ev = cJSON_GetArrayItem(items, 0);
@@ -555,7 +744,7 @@ START_TEST(retries_events_and_leases)
     cJSON_Delete(res);
     kube_recorder_free(rec);
     kube_client_free(c);
-    stop_server(a);
+    faults("DELETE", NULL);
 }
 END_TEST
 
@@ -576,7 +765,7 @@ static void l_stop(void *ud)
 static struct kube_elector *elector(struct kube_client *c, const char *id, struct lcb *cb,
                                     int release)
 {
-    struct kube_elector_opts o = {.ns = "default",
+    struct kube_elector_opts o = {.ns = "kit-lease",
                                   .name = "kubeclient-test",
                                   .identity = id,
                                   .lease_duration_ms = 2000,
@@ -595,8 +784,8 @@ static struct kube_elector *elector(struct kube_client *c, const char *id, struc
 
 START_TEST(leader_election_failover)
 {
-    struct apiserver *a = start_server(NULL);
-    struct kube_client *c = client_of(a, NULL);
+    make_ns("kit-lease");
+    struct kube_client *c = direct("kit-lease");
     struct vmop_err err = {0};
     struct lcb ca = {0}, cb = {0}, cc = {0};
     struct kube_elector *ea = elector(c, "alpha", &ca, 0);
@@ -617,7 +806,7 @@ START_TEST(leader_election_failover)
     ck_assert_int_ge(kube_mono_ms() - t0, 1500);
     cJSON *lease = NULL;
     ck_assert_int_eq(
-        kube_get(c, &kube_res_leases, "default", "kubeclient-test", NULL, &lease, &err), VMOP_OK);
+        kube_get(c, &kube_res_leases, "kit-lease", "kubeclient-test", NULL, &lease, &err), VMOP_OK);
     ck_assert_str_eq(kube_json_path_str(lease, "spec", "holderIdentity"), "beta");
     ck_assert_int_eq(
         (int)cJSON_GetObjectItem(cJSON_GetObjectItem(lease, "spec"), "leaseTransitions")
@@ -637,15 +826,14 @@ START_TEST(leader_election_failover)
     kube_elector_free(ec);
     ck_assert_int_eq(cc.started, 1);
     kube_client_free(c);
-    stop_server(a);
 }
 END_TEST
 
 static Suite *suite(void)
 {
     Suite *s = suite_create("kube_integration");
-    TCase *tc = tcase_create("apiserver");
-    tcase_set_timeout(tc, 90);
+    TCase *tc = tcase_create("cluster");
+    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, tls_token_and_crud);
     tcase_add_test(tc, paging_finalizers_gc);
     tcase_add_test(tc, crd_status_subresource);
@@ -660,9 +848,12 @@ static Suite *suite(void)
 int main(void)
 {
     struct vmop_err err = {0};
+    struct cluster_opts co = {.proxy = 1, .apiserver_args = NO_CACHE_ARGS};
     if (kube_global_init(&err) != VMOP_OK)
         return EXIT_FAILURE;
+    cl = cluster_start_or_exit(&co);
     int status = vmop_check_run(suite());
+    cluster_stop_or_warn(cl);
     kube_global_cleanup();
     return status;
 }

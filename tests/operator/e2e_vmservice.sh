@@ -1,51 +1,53 @@
 #!/bin/sh
-# e2e_vmservice.sh: the VirtualMachineService controller end to end with real kubectl against the
-# project's test API server (no vCenter: VM status is written through the status subresource, as
-# the VM controller would). A LoadBalancer service over three VMs and a probe VM; power one off ->
-# it leaves the ready set; relabel one -> it leaves the selection; the probe VM fails, then
-# recovers; delete the service -> Service, Endpoints and EndpointSlice are gone.
-# Needs VMOP_TESTAPI (kube-testapi), VMSVC_RUN (tests/operator/vmsvc_run) and VMOP_SOURCE_ROOT.
+# e2e_vmservice.sh: the VirtualMachineService controller end to end with the pinned kubectl against
+# a real kube-apiserver + etcd + kube-controller-manager (tests/cluster/cluster.sh; no vCenter: VM
+# status is written through the status subresource, as the VM controller would). A LoadBalancer
+# service over three VMs and a probe VM; power one off -> it leaves the ready set; relabel one ->
+# it leaves the selection; the probe VM fails, then recovers; only vmop's EndpointSlice exists
+# (kube-controller-manager's mirroring is told to skip); delete the service -> the garbage
+# collector removes Service, Endpoints and EndpointSlice.
+# Needs VMOP_CLUSTER_SH (meson: cluster_env), VMSVC_RUN (tests/operator/vmsvc_run), VMOP_SOURCE_ROOT.
 set -eu
-: "${VMOP_TESTAPI:?set VMOP_TESTAPI to the test API server binary}"
 : "${VMSVC_RUN:?set VMSVC_RUN to the vmsvc_run binary}"
 ROOT=${VMOP_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+: "${VMOP_CLUSTER_SH:=$ROOT/tests/cluster/cluster.sh}"
+. "$(dirname "$VMOP_CLUSTER_SH")/cluster_lib.sh"
 TMP=$(mktemp -d)
-SERVER_PID=
 CTRL_PID=
 cleanup() {
-    for p in $CTRL_PID $SERVER_PID; do
-        kill "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
-    rm -rf "$TMP"
+    if [ -n "$CTRL_PID" ]; then
+        kill "$CTRL_PID" 2>/dev/null || true
+        wait "$CTRL_PID" 2>/dev/null || true
+    fi
+    cluster_stop
+    if [ -n "${VMOP_KEEP_TMP:-}" ]; then echo "kept $TMP" >&2; else rm -rf "$TMP"; fi
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' INT TERM
 fail() {
     echo "FAIL: $*" >&2
     [ -f "$TMP/ctrl.err" ] && sed 's/^/controller: /' "$TMP/ctrl.err" >&2
     exit 1
 }
-# wait_for DESCRIPTION COMMAND...: polls COMMAND (bounded, 20 s)
+# wait_for [-t SECONDS] DESCRIPTION COMMAND...: polls COMMAND (bounded, default 20 s)
 wait_for() {
+    limit=200
+    if [ "$1" = -t ]; then limit=$(($2 * 10)); shift 2; fi
     what=$1; shift; i=0
     until "$@" >/dev/null 2>&1; do
-        i=$((i + 1)); [ $i -le 200 ] || fail "timed out: $what"; sleep 0.1
+        i=$((i + 1)); [ $i -le $limit ] || fail "timed out: $what"; sleep 0.1
     done
 }
 
-"$VMOP_TESTAPI" --listen 127.0.0.1:0 --kubeconfig-out "$TMP/kubeconfig" --die-with-parent >"$TMP/server.out" 2>"$TMP/server.err" &
-SERVER_PID=$!
-i=0
-while [ ! -s "$TMP/kubeconfig" ] || ! grep -q url "$TMP/server.out" 2>/dev/null; do
-    i=$((i + 1)); [ $i -le 100 ] || fail "test API server did not start: $(cat "$TMP/server.err")"
-    kill -0 "$SERVER_PID" 2>/dev/null || fail "test API server exited: $(cat "$TMP/server.err")"
-    sleep 0.1
-done
-export KUBECONFIG="$TMP/kubeconfig" KUBECACHEDIR="$TMP/cache"
-k() { kubectl --request-timeout=20s "$@"; }
+cluster_start "$TMP/cluster" "$TMP" || fail "the cluster did not start (see $TMP/cluster/*.log)"
+k() { "$KUBECTL" --request-timeout=20s "$@"; }
+k create namespace vmsvc-e2e >/dev/null || fail "namespace"
+k config set-context --current --namespace=vmsvc-e2e >/dev/null || fail "kubeconfig namespace"
 
 k apply -f "$ROOT/manifests/crd/vmoperator.vmware.com_virtualmachines.yaml" \
         -f "$ROOT/manifests/crd/vmoperator.vmware.com_virtualmachineservices.yaml" >/dev/null || fail "CRDs"
+k wait --for=condition=Established --timeout=60s crd/virtualmachines.vmoperator.vmware.com \
+    crd/virtualmachineservices.vmoperator.vmware.com >/dev/null || fail "CRDs not Established"
 wait_for "CRDs served" k get virtualmachines,virtualmachineservices
 
 for n in 1 2 3 4; do
@@ -89,7 +91,7 @@ spec:
 YAML
 k apply -f "$TMP/svc.yaml" >/dev/null || fail "VirtualMachineService"
 
-"$VMSVC_RUN" "$KUBECONFIG" >"$TMP/ctrl.out" 2>"$TMP/ctrl.err" &
+"$VMSVC_RUN" "$KUBECONFIG" >"$TMP/ctrl.out" 2>"$TMP/ctrl.err" 9>&- &
 CTRL_PID=$!
 wait_for "controller ready" grep -q ready "$TMP/ctrl.out"
 
@@ -104,6 +106,8 @@ wait_for "three ready, probe VM not ready" endpoints_are "vm-1 vm-2 vm-3" "vm-4"
 [ -z "$(k get svc web -o jsonpath='{.spec.selector}')" ] || fail "Service has a selector"
 [ "$(k get svc web -o jsonpath='{.metadata.ownerReferences[0].kind}')" = VirtualMachineService ] || fail "owner"
 [ "$(k get endpointslice web -o jsonpath='{.metadata.labels.kubernetes\.io/service-name}')" = web ] || fail "slice label"
+[ "$(k get endpoints web -o jsonpath='{.metadata.labels.endpointslice\.kubernetes\.io/skip-mirror}')" = true ] ||
+    fail "Endpoints lack skip-mirror: kube-controller-manager would mirror them into a second slice"
 [ "$(k get vmservice web -o jsonpath='{.metadata.finalizers[0]}')" = vmoperator.vmware.com/virtualmachineservice ] || fail "finalizer"
 
 k patch vm vm-2 --subresource=status --type=merge -p '{"status":{"powerState":"PoweredOff"}}' >/dev/null
@@ -120,10 +124,15 @@ ready_cond True Ready 4
 wait_for "probe VM recovered" endpoints_are "vm-1 vm-4" "vm-2"
 slice_ready() { [ "$(k get endpointslice web -o jsonpath='{.endpoints[?(@.conditions.ready==true)].targetRef.name}')" = "vm-1 vm-4" ]; }
 wait_for "slice ready set" slice_ready
+# seconds after the Endpoints were written, kube-controller-manager has mirrored nothing
+[ "$(k get endpointslice -l kubernetes.io/service-name=web -o name | wc -l)" -eq 1 ] ||
+    fail "EndpointSlices of web: $(k get endpointslice -l kubernetes.io/service-name=web -o name)"
 
 k delete vmservice web --timeout=20s >/dev/null || fail "delete"
 gone() { ! k get "$1" web >/dev/null 2>&1; }
-wait_for "Service gone" gone service
-wait_for "Endpoints gone" gone endpoints
-wait_for "EndpointSlice gone" gone endpointslice
+# the garbage collector finds a new CRD's resource at its next discovery sync (every 30 s): the
+# dependents of a just-created CRD's object can take that long
+wait_for -t 90 "Service gone" gone service
+wait_for -t 90 "Endpoints gone" gone endpoints
+wait_for -t 90 "EndpointSlice gone" gone endpointslice
 echo "e2e_vmservice: OK"

@@ -1,26 +1,34 @@
-/* test_vmservice_int.c: the VirtualMachineService controller (operator/vmservice.c) against
- * kube-testapi (tests/apiserver harness) with the project's CRDs (manifests/crd, converted to JSON
- * at build time). VMs get their status written directly through the status subresource (no VM
- * controller). Covers: a LoadBalancer service over three VMs plus a probe VM -> Service,
- * Endpoints, EndpointSlice and finalizer; LB ingress copied back; power off -> not ready; relabel
+/* test_vmservice_int.c: the VirtualMachineService controller (operator/vmservice.c) against a
+ * real kube-apiserver + etcd + kube-controller-manager (tests/cluster harness) with the project's
+ * CRDs (manifests/crd, applied with the pinned kubectl and waited for until Established). VMs get
+ * their status written directly through the status subresource (no VM controller). Covers: a
+ * LoadBalancer service over three VMs plus a probe VM -> Service, Endpoints, EndpointSlice and
+ * finalizer; LB ingress copied back; power off -> not ready; relabel
  * -> out of the selection; probe VM Ready False -> not ready, True -> ready; no writes when nothing
- * changed; delete -> the three objects are garbage collected. Suite: integration. */
+ * changed; delete -> the three objects are garbage collected (kube-controller-manager's garbage
+ * collector). The cluster runs kube-controller-manager's EndpointSlice mirroring controller too:
+ * the only EndpointSlice for the service must stay the one vmop writes. One cluster for the
+ * program (main()), the test works in its own namespace. Suite: integration. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check_main.h"
-#include "wait.h"
+#include "cluster_harness.h"
 #include "endpoints.h"
-#include "harness.h"
 #include "kube_client.h"
 #include "kube_util.h"
 #include "vmservice.h"
+#include "wait.h"
 
-#define NS "default"
+#define NS "vmsvc-it"
+/* The real garbage collector learns about a new CRD's resource when it next syncs with discovery
+ * (every 30 s in kube-controller-manager) and looks for an owner it has not observed with backoff:
+ * dependents of a just-created CRD's objects can take that long to go. */
+#define GC_WAIT_MS 90000
 
-static struct apiserver *srv;
+static struct cluster *cl;
 static struct kube_client *kc;
 
 static cJSON *parse(const char *s)
@@ -28,22 +36,6 @@ static cJSON *parse(const char *s)
     cJSON *o = cJSON_Parse(s);
     ck_assert_msg(o != NULL, "bad JSON in test: %s", s);
     return o;
-}
-
-static void create_crd(const char *env)
-{
-    const char *path = getenv(env);
-    char *text = NULL;
-    size_t len = 0;
-    struct vmop_err err = {0};
-    ck_assert_msg(path != NULL, "%s not set", env);
-    ck_assert_msg(kube_read_file(path, 4u << 20, &text, &len, &err) == VMOP_OK, "%s", err.msg);
-    cJSON *crd = cJSON_ParseWithLength(text, len);
-    free(text);
-    ck_assert_ptr_nonnull(crd);
-    ck_assert_msg(kube_create(kc, &kube_res_crds, NULL, crd, NULL, NULL, &err) == VMOP_OK, "%s",
-                  err.msg);
-    cJSON_Delete(crd);
 }
 
 static int list_ok(const struct kube_resource *r)
@@ -172,27 +164,36 @@ static int ingress_is(const char *ip)
     return ok;
 }
 
+/* EndpointSlices of service "web" in NS (vmop's and any mirrored one), or -1. */
+static int slices_of_web(void)
+{
+    cJSON *l = NULL;
+    struct vmop_err err = {0};
+    struct kube_opts lo = {.label_selector = "kubernetes.io/service-name=web"};
+    if (kube_list(kc, &vmsvc_res_endpointslices, NS, &lo, &l, &err) != VMOP_OK)
+        return -1;
+    int n = cJSON_GetArraySize(cJSON_GetObjectItem(l, "items"));
+    cJSON_Delete(l);
+    return n;
+}
+
 static void setup(void)
 {
     struct vmop_err err = {0};
     struct kube_config *cfg = NULL;
-    ck_assert_msg(apiserver_start(NULL, &srv, &err) == VMOP_OK, "apiserver: %s", err.msg);
-    ck_assert_msg(kube_config_from_files(srv->kubeconfig, NULL, &cfg, &err) == VMOP_OK, "%s",
+    ck_assert_msg(kube_config_from_files(cl->kubeconfig, NULL, &cfg, &err) == VMOP_OK, "%s",
                   err.msg);
+    free(cfg->namespace);
+    cfg->namespace = strdup(NS);
     ck_assert_msg(kube_client_new(cfg, NULL, &kc, &err) == VMOP_OK, "%s", err.msg);
     kube_config_free(cfg);
-    create_crd("VMSVC_CRD_VM");
-    create_crd("VMSVC_CRD_VMSERVICE");
-    WAIT_UNTIL(list_ok(&vmsvc_res_vms) && list_ok(&vmsvc_res_vmservices), 10000);
+    WAIT_UNTIL(list_ok(&vmsvc_res_vms) && list_ok(&vmsvc_res_vmservices), 30000);
 }
 
 static void teardown(void)
 {
-    struct vmop_err err = {0};
     kube_client_free(kc);
     kc = NULL;
-    apiserver_stop(srv, &err);
-    srv = NULL;
 }
 
 START_TEST(service_lifecycle)
@@ -220,6 +221,17 @@ START_TEST(service_lifecycle)
 
     WAIT_UNTIL(ep_is("ready=vm-1,vm-2,vm-3;notready=vm-4"), 10000);
     WAIT_UNTIL(slice_ready() == 3, 5000);
+    /* kube-controller-manager mirrors selectorless Services' Endpoints into EndpointSlices
+     * unless the Endpoints say skip-mirror (checked again, seconds later, before the delete) */
+    {
+        cJSON *ep = NULL;
+        ck_assert_int_eq(kube_get(kc, &vmsvc_res_endpoints, NS, "web", NULL, &ep, &err), VMOP_OK);
+        ck_assert_str_eq(
+            kube_json_str(cJSON_GetObjectItem(cJSON_GetObjectItem(ep, "metadata"), "labels"),
+                          "endpointslice.kubernetes.io/skip-mirror"),
+            "true");
+        cJSON_Delete(ep);
+    }
 
     /* the Service: selectorless, LB, owned */
     ck_assert_int_eq(kube_get(kc, &vmsvc_res_services, NS, "web", NULL, &o, &err), VMOP_OK);
@@ -276,29 +288,71 @@ START_TEST(service_lifecycle)
     WAIT_UNTIL((vmsvc_get_stats(vs, &st1), st1.reconciles > st0.reconciles), 5000);
     ck_assert_uint_eq(st1.writes, st0.writes);
 
+    /* by now the mirroring controller has long seen the Endpoints: still only vmop's slice */
+    ck_assert_int_eq(slices_of_web(), 1);
+
     /* delete the service: the finalizer goes, then Service, Endpoints and EndpointSlice */
     ck_assert_int_eq(kube_delete(kc, &vmsvc_res_vmservices, NS, "web", NULL, NULL, &err), VMOP_OK);
     WAIT_UNTIL(gone(&vmsvc_res_vmservices, "web"), 10000);
-    WAIT_UNTIL(gone(&vmsvc_res_services, "web"), 10000);
-    WAIT_UNTIL(gone(&vmsvc_res_endpoints, "web"), 10000);
-    WAIT_UNTIL(gone(&vmsvc_res_endpointslices, "web"), 10000);
+    {
+        long long t0 = vmop_test_now_ms();
+        WAIT_UNTIL(gone(&vmsvc_res_services, "web"), GC_WAIT_MS);
+        WAIT_UNTIL(gone(&vmsvc_res_endpoints, "web"), GC_WAIT_MS);
+        WAIT_UNTIL(gone(&vmsvc_res_endpointslices, "web"), GC_WAIT_MS);
+        fprintf(stderr, "garbage collected in %lld ms\n", vmop_test_now_ms() - t0);
+    }
 
     vmsvc_stop(vs);
     vmsvc_free(vs);
 }
 END_TEST
 
+/* Applies the two CRDs with the pinned kubectl and waits until they are Established. */
+static int apply_crds(void)
+{
+    const char *dir = getenv("VMOP_CRD_DIR");
+    char vm[4096], svc[4096];
+    struct vmop_err err = {0};
+    if (!dir) {
+        fprintf(stderr, "VMOP_CRD_DIR not set (meson: the manifests/crd directory)\n");
+        return -1;
+    }
+    snprintf(vm, sizeof(vm), "%s/vmoperator.vmware.com_virtualmachines.yaml", dir);
+    snprintf(svc, sizeof(svc), "%s/vmoperator.vmware.com_virtualmachineservices.yaml", dir);
+    const char *apply[] = {"apply", "-f", vm, "-f", svc, NULL};
+    const char *wait[] = {"wait",
+                          "--for=condition=Established",
+                          "--timeout=60s",
+                          "crd/virtualmachines.vmoperator.vmware.com",
+                          "crd/virtualmachineservices.vmoperator.vmware.com",
+                          NULL};
+    const char *ns[] = {"create", "namespace", NS, NULL};
+    if (cluster_kubectl(cl, apply, 0, &err) != VMOP_OK ||
+        cluster_kubectl(cl, wait, 90000, &err) != VMOP_OK ||
+        cluster_kubectl(cl, ns, 0, &err) != VMOP_OK) {
+        fprintf(stderr, "test_vmservice_int: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 int main(void)
 {
     struct vmop_err err = {0};
+    int status = EXIT_FAILURE;
     if (kube_global_init(&err) != VMOP_OK)
         return EXIT_FAILURE;
-    Suite *s = suite_create("vmservice");
-    TCase *tc = tcase_create("integration");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, service_lifecycle);
-    suite_add_tcase(s, tc);
-    int status = vmop_check_run(s);
+    cl = cluster_start_or_exit(NULL);
+    if (apply_crds() == 0) {
+        Suite *s = suite_create("vmservice");
+        TCase *tc = tcase_create("integration");
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 240);
+        tcase_add_test(tc, service_lifecycle);
+        suite_add_tcase(s, tc);
+        status = vmop_check_run(s);
+    }
+    cluster_stop_or_warn(cl);
     kube_global_cleanup();
     return status;
 }
