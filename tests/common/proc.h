@@ -1,4 +1,4 @@
-/* proc.h: child processes for test harnesses (the simulator launcher, kube-testapi).
+/* proc.h: child processes for test harnesses (the simulator launcher, the fault proxy).
  *
  * Owns: fork/exec with a clean signal state and a parent-death signal, the stdout pipe, the bounded
  * wait for a child's first line, bounded reaping, and SIGTERM-then-SIGKILL stops. Not here: what a
