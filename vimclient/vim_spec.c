@@ -5,16 +5,20 @@
  * CloneVM_Task).
  *
  * Only what was set is sent. Members are written in WSDL order (real vCenter validates the
- * sequence; govmomi vim25/types VirtualMachineConfigSpec lists it): uuid, instanceUuid, annotation,
- * numCPUs, memoryMB, deviceChange, cpuAllocation, memoryAllocation, extraConfig, managedBy. Inside
- * a device: key, deviceInfo, backing, connectable, controllerKey, unitNumber, addressType,
- * macAddress. Every text goes through vbuf_add_xml_escaped; anyType values and polymorphic objects
- * carry xsi:type (vcsim silently stores an untyped OptionValue.value as nil: vcsim.md 1.1).
+ * sequence; govmomi vim25/types VirtualMachineConfigSpec lists it): uuid, instanceUuid, guestId,
+ * annotation, numCPUs, memoryMB, deviceChange, cpuAllocation, memoryAllocation, extraConfig,
+ * bootOptions, changeTrackingEnabled, firmware, managedBy. Inside a device: key, deviceInfo,
+ * backing, connectable, controllerKey, unitNumber, addressType, macAddress (NICs), capacityInKB,
+ * capacityInBytes (disks). Disk edits come before NIC changes. bootOptions: bootDelay,
+ * enterBIOSSetup, efiSecureBootEnabled, bootRetryEnabled, bootRetryDelay, bootOrder,
+ * networkBootProtocol. Every text goes through vbuf_add_xml_escaped; anyType values and polymorphic
+ * objects carry xsi:type (vcsim silently stores an untyped OptionValue.value as nil: vcsim.md 1.1).
  * NIC edits always carry deviceInfo (vcsim crashes without it: vcsim.md 1.4).
  * extraConfig values may be guestinfo user data: they are zeroed when the spec is freed, and the
  * serialized XML is a secret too (callers zero it).
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +44,12 @@ struct cs_nic {
     int controller_key, unit_number; /* -1 = not sent */
 };
 
+struct cs_disk {
+    int key, controller_key, unit_number, thin; /* -1 = not sent */
+    long long capacity_kb;
+    char *backing_type, *file_name, *disk_mode; /* owned, may be NULL */
+};
+
 struct cs_option {
     char *key;   /* owned */
     char *value; /* owned, NULL = remove (sent as an empty string); zeroed on free */
@@ -57,7 +67,15 @@ struct vim_config_spec {
     size_t n_extra;
     struct cs_nic *nics;
     size_t n_nics;
-    int next_add_key; /* -1, -2, ...: distinct temporary keys for adds */
+    int next_add_key;          /* -1, -2, ...: distinct temporary keys for adds */
+    char *guest_id, *firmware; /* NULL = not sent */
+    int change_tracking;       /* -1 = not sent */
+    int has_boot;
+    struct vim_boot_spec boot; /* order points at boot_order */
+    struct vim_boot_entry boot_order[VIM_BOOT_MAX_ORDER];
+    char *boot_protocol;
+    struct cs_disk *disks;
+    size_t n_disks;
 };
 
 static void cs_free_secret(char *s)
@@ -87,6 +105,7 @@ vmop_rc vim_config_spec_new(struct vim_config_spec **ret_spec)
     if (!s)
         return VMOP_E_NOMEM;
     s->next_add_key = -1;
+    s->change_tracking = -1;
     *ret_spec = s;
     return VMOP_OK;
 }
@@ -108,6 +127,15 @@ void vim_config_spec_free(struct vim_config_spec *s)
     for (size_t i = 0; i < s->n_nics; i++)
         cs_nic_clear(&s->nics[i]);
     free(s->nics);
+    free(s->guest_id);
+    free(s->firmware);
+    free(s->boot_protocol);
+    for (size_t i = 0; i < s->n_disks; i++) {
+        free(s->disks[i].backing_type);
+        free(s->disks[i].file_name);
+        free(s->disks[i].disk_mode);
+    }
+    free(s->disks);
     free(s);
 }
 
@@ -358,7 +386,163 @@ vmop_rc vim_cs_nic_remove(struct vim_config_spec *s, const struct vim_nic *nic)
                       -1);
 }
 
+/* Identifier-like values (guest IDs, xsi:types): letters, digits and '_' only, 1..64 bytes. */
+static int cs_ident_ok(const char *t)
+{
+    size_t n = t ? strlen(t) : 0;
+
+    if (n == 0 || n > 64)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)t[i]) && t[i] != '_')
+            return 0;
+    return 1;
+}
+
+vmop_rc vim_cs_guest_id(struct vim_config_spec *s, const char *guest_id)
+{
+    if (!s || !cs_ident_ok(guest_id))
+        return VMOP_E_INVALID;
+    return cs_set_str(&s->guest_id, guest_id, 64);
+}
+
+vmop_rc vim_cs_firmware(struct vim_config_spec *s, const char *firmware)
+{
+    if (!s || !firmware || (strcmp(firmware, "bios") && strcmp(firmware, "efi")))
+        return VMOP_E_INVALID;
+    return cs_set_str(&s->firmware, firmware, 8);
+}
+
+void vim_cs_change_tracking(struct vim_config_spec *s, int enabled)
+{
+    if (s)
+        s->change_tracking = enabled ? 1 : 0;
+}
+
+vmop_rc vim_cs_boot_options(struct vim_config_spec *s, const struct vim_boot_spec *b)
+{
+    char *proto = NULL;
+
+    if (!s || !b || b->n_order > VIM_BOOT_MAX_ORDER || (b->n_order && !b->order))
+        return VMOP_E_INVALID;
+    if (b->network_protocol) {
+        if (strcmp(b->network_protocol, "ipv4") && strcmp(b->network_protocol, "ipv6"))
+            return VMOP_E_INVALID;
+        if (!(proto = strdup(b->network_protocol)))
+            return VMOP_E_NOMEM;
+    }
+    for (size_t i = 0; i < b->n_order; i++)
+        if (b->order[i].kind != VIM_BOOT_DISK && b->order[i].kind != VIM_BOOT_ETHERNET &&
+            b->order[i].kind != VIM_BOOT_CDROM) {
+            free(proto);
+            return VMOP_E_INVALID;
+        }
+    free(s->boot_protocol);
+    s->boot_protocol = proto;
+    s->boot = *b;
+    s->boot.network_protocol = proto;
+    memcpy(s->boot_order, b->order, b->n_order * sizeof(b->order[0]));
+    s->boot.order = s->boot_order;
+    s->has_boot = 1;
+    return VMOP_OK;
+}
+
+vmop_rc vim_cs_disk_capacity(struct vim_config_spec *s, const struct vim_disk *disk,
+                             long long capacity_kb)
+{
+    struct cs_disk d = {.thin = -1};
+    struct cs_disk *grown;
+    vmop_rc rc = VMOP_OK;
+
+    if (!s || !disk || disk->key <= 0 || capacity_kb <= 0 ||
+        capacity_kb > (long long)(INT64_MAX / 1024) || !cs_ident_ok(disk->backing_type))
+        return VMOP_E_INVALID;
+    if (s->n_disks >= CS_MAX_DEVICES)
+        return VMOP_E_TOOBIG;
+    d.key = disk->key;
+    d.controller_key = disk->controller_key;
+    d.unit_number = disk->unit_number;
+    d.thin = disk->thin;
+    d.capacity_kb = capacity_kb;
+    rc = cs_dup_opt(&d.backing_type, disk->backing_type);
+    if (!rc)
+        rc = cs_dup_opt(&d.file_name, disk->file_name);
+    if (!rc)
+        rc = cs_dup_opt(&d.disk_mode, disk->disk_mode);
+    if (!rc) {
+        grown = realloc(s->disks, (s->n_disks + 1) * sizeof(*grown));
+        if (!grown)
+            rc = VMOP_E_NOMEM;
+        else
+            s->disks = grown;
+    }
+    if (rc) {
+        free(d.backing_type);
+        free(d.file_name);
+        free(d.disk_mode);
+        return rc;
+    }
+    s->disks[s->n_disks++] = d;
+    return VMOP_OK;
+}
+
 /* ---- serializer ---------------------------------------------------------------------------- */
+
+/* A disk edit: the device as read with the new capacity (both units, which must agree). */
+static void cs_add_disk_xml(struct vbuf *b, const struct cs_disk *d)
+{
+    vbuf_addf(b,
+              "<deviceChange><operation>edit</operation><device xsi:type=\"VirtualDisk\">"
+              "<key>%d</key><backing xsi:type=\"",
+              d->key);
+    vbuf_add_xml_escaped(b, d->backing_type);
+    vbuf_adds(b, "\">");
+    if (d->file_name)
+        vbuf_add_xml_elem(b, "fileName", d->file_name);
+    if (d->disk_mode)
+        vbuf_add_xml_elem(b, "diskMode", d->disk_mode);
+    if (d->thin >= 0)
+        vbuf_addf(b, "<thinProvisioned>%s</thinProvisioned>", d->thin ? "true" : "false");
+    vbuf_adds(b, "</backing>");
+    if (d->controller_key >= 0)
+        vbuf_addf(b, "<controllerKey>%d</controllerKey>", d->controller_key);
+    if (d->unit_number >= 0)
+        vbuf_addf(b, "<unitNumber>%d</unitNumber>", d->unit_number);
+    vbuf_addf(b, "<capacityInKB>%lld</capacityInKB><capacityInBytes>%lld</capacityInBytes>",
+              d->capacity_kb, d->capacity_kb * 1024);
+    vbuf_adds(b, "</device></deviceChange>");
+}
+
+static void cs_add_boot_xml(struct vbuf *b, const struct vim_boot_spec *o)
+{
+    static const char *const types[] = {
+        [VIM_BOOT_DISK] = "VirtualMachineBootOptionsBootableDiskDevice",
+        [VIM_BOOT_ETHERNET] = "VirtualMachineBootOptionsBootableEthernetDevice",
+        [VIM_BOOT_CDROM] = "VirtualMachineBootOptionsBootableCdromDevice",
+    };
+
+    vbuf_adds(b, "<bootOptions>");
+    if (o->delay_ms >= 0)
+        vbuf_addf(b, "<bootDelay>%lld</bootDelay>", o->delay_ms);
+    if (o->enter_setup >= 0)
+        vbuf_addf(b, "<enterBIOSSetup>%s</enterBIOSSetup>", o->enter_setup ? "true" : "false");
+    if (o->efi_secure_boot >= 0)
+        vbuf_addf(b, "<efiSecureBootEnabled>%s</efiSecureBootEnabled>",
+                  o->efi_secure_boot ? "true" : "false");
+    if (o->retry >= 0)
+        vbuf_addf(b, "<bootRetryEnabled>%s</bootRetryEnabled>", o->retry ? "true" : "false");
+    if (o->retry_delay_ms >= 0)
+        vbuf_addf(b, "<bootRetryDelay>%lld</bootRetryDelay>", o->retry_delay_ms);
+    for (size_t i = 0; o->set_order && i < o->n_order; i++) {
+        vbuf_addf(b, "<bootOrder xsi:type=\"%s\">", types[o->order[i].kind]);
+        if (o->order[i].kind != VIM_BOOT_CDROM)
+            vbuf_addf(b, "<deviceKey>%d</deviceKey>", o->order[i].device_key);
+        vbuf_adds(b, "</bootOrder>");
+    }
+    if (o->network_protocol)
+        vbuf_add_xml_elem(b, "networkBootProtocol", o->network_protocol);
+    vbuf_adds(b, "</bootOptions>");
+}
 
 /* ResourceAllocationInfo, members in WSDL order; VIM_ALLOC_UNSET / -1 / UNSET are left out. */
 static void cs_add_alloc(struct vbuf *b, const char *elem, const struct vim_alloc *a)
@@ -432,12 +616,16 @@ vmop_rc vim_config_spec_xml(const struct vim_config_spec *s, char **ret_xml, str
         vbuf_add_xml_elem(&b, "uuid", s->bios_uuid);
     if (s->instance_uuid)
         vbuf_add_xml_elem(&b, "instanceUuid", s->instance_uuid);
+    if (s->guest_id)
+        vbuf_add_xml_elem(&b, "guestId", s->guest_id);
     if (s->annotation)
         vbuf_add_xml_elem(&b, "annotation", s->annotation);
     if (s->num_cpus > 0)
         vbuf_addf(&b, "<numCPUs>%d</numCPUs>", s->num_cpus);
     if (s->memory_mb > 0)
         vbuf_addf(&b, "<memoryMB>%ld</memoryMB>", s->memory_mb);
+    for (size_t i = 0; i < s->n_disks; i++)
+        cs_add_disk_xml(&b, &s->disks[i]);
     for (size_t i = 0; i < s->n_nics; i++)
         cs_add_nic_xml(&b, &s->nics[i]);
     if (s->has_cpu_alloc)
@@ -451,6 +639,13 @@ vmop_rc vim_config_spec_xml(const struct vim_config_spec *s, char **ret_xml, str
         vim_xml_add_typed(&b, "value", "xsd:string", s->extra[i].value ? s->extra[i].value : "");
         vbuf_adds(&b, "</extraConfig>");
     }
+    if (s->has_boot)
+        cs_add_boot_xml(&b, &s->boot);
+    if (s->change_tracking >= 0)
+        vbuf_addf(&b, "<changeTrackingEnabled>%s</changeTrackingEnabled>",
+                  s->change_tracking ? "true" : "false");
+    if (s->firmware)
+        vbuf_add_xml_elem(&b, "firmware", s->firmware);
     if (s->managed_ext) {
         vbuf_adds(&b, "<managedBy>");
         vbuf_add_xml_elem(&b, "extensionKey", s->managed_ext);

@@ -136,9 +136,40 @@ static const struct vt_field disk_fields[] = {
     DISK("key", VT_INT, key),
     DISK("capacityInKB", VT_LLONG, capacity_kb),
     DISK("backing/fileName", VT_STRING, file_name),
+    DISK("capacityInBytes", VT_LLONG, capacity_bytes),
+    DISK("backing", VT_XSITYPE, backing_type),
+    DISK("backing/diskMode", VT_STRING, disk_mode),
+    DISK("backing/thinProvisioned", VT_BOOL, thin, .dflt = -1),
+    DISK("controllerKey", VT_INT, controller_key, .dflt = -1),
+    DISK("unitNumber", VT_INT, unit_number, .dflt = -1),
 };
 static const struct vt_type disk_type = {"VirtualDisk", sizeof(struct vim_disk), disk_fields,
                                          VT_N(disk_fields)};
+
+/* VirtualMachineBootOptionsBootableDevice (bootOrder entries). */
+#define BDEV(...) VT_ROW(struct vim_boot_dev, NULL, __VA_ARGS__)
+static const struct vt_field boot_dev_fields[] = {
+    BDEV(NULL, VT_XSITYPE, type),
+    BDEV("deviceKey", VT_INT, device_key, .dflt = -1),
+};
+static const struct vt_type boot_dev_type = {"VirtualMachineBootOptionsBootableDevice",
+                                             sizeof(struct vim_boot_dev), boot_dev_fields,
+                                             VT_N(boot_dev_fields)};
+
+/* VirtualMachineBootOptions. */
+#define BOOT(...) VT_ROW(struct vim_boot_options, NULL, __VA_ARGS__)
+static const struct vt_field boot_fields[] = {
+    BOOT("bootDelay", VT_LLONG, delay_ms, .dflt = -1),
+    BOOT("enterBIOSSetup", VT_BOOL, enter_setup, .dflt = -1),
+    BOOT("efiSecureBootEnabled", VT_BOOL, efi_secure_boot, .dflt = -1),
+    BOOT("bootRetryEnabled", VT_BOOL, retry, .dflt = -1),
+    BOOT("bootRetryDelay", VT_LLONG, retry_delay_ms, .dflt = -1),
+    BOOT("networkBootProtocol", VT_STRING, network_protocol),
+    BOOT("bootOrder", VT_LIST, order, .item_kind = VT_NESTED, .sub = &boot_dev_type,
+         VT_LIST_OF(struct vim_boot_options, n_order)),
+};
+static const struct vt_type boot_type = {
+    "VirtualMachineBootOptions", sizeof(struct vim_boot_options), boot_fields, VT_N(boot_fields)};
 
 /* OptionValue (extraConfig entries). */
 #define OPT(...) VT_ROW(struct vim_option, NULL, __VA_ARGS__)
@@ -173,6 +204,9 @@ static const struct vt_field vm_fields[] = {
     VM("config.instanceUuid", NULL, VT_STRING, instance_uuid),
     VM("config.guestId", NULL, VT_STRING, guest_id),
     VM("config.version", NULL, VT_STRING, hw_version),
+    VM("config.firmware", NULL, VT_STRING, firmware),
+    VM("config.changeTrackingEnabled", NULL, VT_BOOL, change_tracking, .dflt = -1),
+    VM("config.bootOptions", NULL, VT_NESTED, boot, .sub = &boot_type),
     VM("config.annotation", NULL, VT_STRING, annotation),
     VM("config.managedBy", "extensionKey", VT_STRING, managed_by_ext),
     VM("config.managedBy", "type", VT_STRING, managed_by_type),
@@ -210,6 +244,9 @@ const char *const vim_vm_props[] = {
     "config.instanceUuid",
     "config.guestId",
     "config.version",
+    "config.firmware",
+    "config.changeTrackingEnabled",
+    "config.bootOptions",
     "config.annotation",
     "config.managedBy",
     "config.template",

@@ -1,9 +1,9 @@
 /* vim_vm.c: virtual machine operations.
  *
  * Owns: vim_vm_get (one RetrievePropertiesEx decoded by vim_types.c), CloneVM_Task,
- * ReconfigVM_Task, the power operations, Destroy_Task and MarkAsVirtualMachine. Task methods are
- * awaited with vim_task_wait (bounded; a task error is VMOP_E_FAULT with its fault type).
- * Not here: building ConfigSpecs (vim_spec.c), finding VMs (vim_inventory.c).
+ * ReconfigVM_Task, UpgradeVM_Task, the power operations, Destroy_Task and MarkAsVirtualMachine.
+ * Task methods are awaited with vim_task_wait (bounded; a task error is VMOP_E_FAULT with its fault
+ * type). Not here: building ConfigSpecs (vim_spec.c), finding VMs (vim_inventory.c).
  *
  * Request bodies that carry a ConfigSpec may hold guestinfo user data: they are zeroed before
  * they are freed. No moref values, names or spec contents go into messages beyond the VM's moref.
@@ -237,6 +237,29 @@ vmop_rc vim_vm_power(struct vim_client *c, const struct vim_moref *vm, enum vim_
     rc = vim_soap_call(c, method, vm, NULL, VIM_RET_NONE, &resp, err);
     vim_resp_free(resp);
     return vm_not_found(rc, err);
+}
+
+vmop_rc vim_vm_upgrade(struct vim_client *c, const struct vim_moref *vm, const char *version,
+                       struct vmop_err *err)
+{
+    struct vbuf p;
+    vmop_rc rc;
+
+    if (!c || !vm_ref_ok(vm))
+        return vmop_fail(err, VMOP_E_INVALID, "vim_vm_upgrade: missing argument or not a VM");
+    if (version && (strncmp(version, "vmx-", 4) != 0 || strlen(version) > 16 || !version[4]))
+        return vmop_fail(err, VMOP_E_INVALID, "hardware version \"%.16s\" is not vmx-<n>", version);
+    vbuf_init(&p, VIM_MAX_REQUEST);
+    if (version)
+        vbuf_add_xml_elem(&p, "version", version);
+    rc = vbuf_error(&p);
+    if (rc)
+        rc = vmop_fail(err, rc, "UpgradeVM_Task: request: %s", vmop_rc_str(rc));
+    else
+        rc = vm_not_found(
+            vm_call_task(c, "UpgradeVM_Task", vm, version ? vbuf_str(&p) : NULL, NULL, err), err);
+    vbuf_free(&p);
+    return rc;
 }
 
 vmop_rc vim_vm_destroy(struct vim_client *c, const struct vim_moref *vm, struct vmop_err *err)

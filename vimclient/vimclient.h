@@ -203,6 +203,30 @@ struct vim_disk {
     int key;               /* device key (2000, ...) */
     long long capacity_kb; /* capacityInKB, 0 unknown */
     char *file_name;       /* backing.fileName, "[datastore] dir/name.vmdk", or NULL */
+    /* what an edit sends back (vim_cs_disk_capacity): the device as read */
+    long long capacity_bytes;        /* capacityInBytes, 0 unknown */
+    char *backing_type;              /* xsi:type of backing ("VirtualDiskFlatVer2BackingInfo") */
+    char *disk_mode;                 /* backing.diskMode ("persistent"), or NULL */
+    int thin;                        /* backing.thinProvisioned: -1 unknown, 0, 1 */
+    int controller_key, unit_number; /* -1 unknown */
+};
+
+/* One entry of config.bootOptions.bootOrder. */
+struct vim_boot_dev {
+    char *type; /* xsi:type: VirtualMachineBootOptionsBootable{Disk,Ethernet,Cdrom,Floppy}Device */
+    int device_key; /* disk and ethernet entries: the device key; -1 otherwise */
+};
+
+/* config.bootOptions as read (unset members: -1 / NULL). */
+struct vim_boot_options {
+    long long delay_ms;       /* bootDelay */
+    int enter_setup;          /* enterBIOSSetup */
+    int efi_secure_boot;      /* efiSecureBootEnabled */
+    int retry;                /* bootRetryEnabled */
+    long long retry_delay_ms; /* bootRetryDelay */
+    char *network_protocol;   /* networkBootProtocol: "ipv4" / "ipv6" */
+    struct vim_boot_dev *order;
+    size_t n_order;
 };
 
 struct vim_guest_nic {
@@ -224,7 +248,10 @@ struct vim_vm {
     char *bios_uuid;     /* config.uuid */
     char *instance_uuid; /* config.instanceUuid */
     char *guest_id;
-    char *hw_version; /* config.version ("vmx-13") */
+    char *hw_version;             /* config.version ("vmx-13") */
+    char *firmware;               /* config.firmware ("bios", "efi") */
+    int change_tracking;          /* config.changeTrackingEnabled: -1 unset, 0, 1 */
+    struct vim_boot_options boot; /* config.bootOptions */
     char *annotation;
     char *managed_by_ext;  /* config.managedBy.extensionKey */
     char *managed_by_type; /* config.managedBy.type */
@@ -289,6 +316,34 @@ vmop_rc vim_cs_nic_add_dvpg(struct vim_config_spec *s, const char *device_type,
 vmop_rc vim_cs_nic_edit_dvpg(struct vim_config_spec *s, const struct vim_nic *nic,
                              const char *switch_uuid, const char *portgroup_key);
 vmop_rc vim_cs_nic_remove(struct vim_config_spec *s, const struct vim_nic *nic);
+/* guestId (a GuestOsIdentifier such as "ubuntu64Guest"; letters and digits only). */
+vmop_rc vim_cs_guest_id(struct vim_config_spec *s, const char *guest_id);
+/* firmware: "bios" or "efi". */
+vmop_rc vim_cs_firmware(struct vim_config_spec *s, const char *firmware);
+/* changeTrackingEnabled (changed block tracking). */
+void vim_cs_change_tracking(struct vim_config_spec *s, int enabled);
+
+/* bootOptions. Members below 0 (NULL) are not sent; bootOrder is sent when set_order is 1 (an
+ * empty list then clears it). */
+enum vim_boot_kind { VIM_BOOT_DISK, VIM_BOOT_ETHERNET, VIM_BOOT_CDROM };
+struct vim_boot_entry {
+    enum vim_boot_kind kind;
+    int device_key; /* disk / ethernet: the device key */
+};
+#define VIM_BOOT_MAX_ORDER 16
+struct vim_boot_spec {
+    long long delay_ms, retry_delay_ms;
+    int enter_setup, efi_secure_boot, retry;
+    const char *network_protocol; /* "ipv4" / "ipv6" */
+    int set_order;
+    const struct vim_boot_entry *order;
+    size_t n_order; /* at most VIM_BOOT_MAX_ORDER */
+};
+vmop_rc vim_cs_boot_options(struct vim_config_spec *s, const struct vim_boot_spec *b);
+/* Edits a disk as read by vim_vm_get (key, backing, controller, unit) to capacity_kb: vSphere
+ * grows disks, it never shrinks them (the caller checks). */
+vmop_rc vim_cs_disk_capacity(struct vim_config_spec *s, const struct vim_disk *disk,
+                             long long capacity_kb);
 /* Serializes the spec's inner XML (for tests and for CloneVM's spec.config). The caller frees. */
 vmop_rc vim_config_spec_xml(const struct vim_config_spec *s, char **ret_xml, struct vmop_err *err);
 
@@ -335,6 +390,12 @@ const char *vim_power_op_method(enum vim_power_op op);
  * fault "InvalidPowerState" (callers decide whether that is success). */
 vmop_rc vim_vm_power(struct vim_client *c, const struct vim_moref *vm, enum vim_power_op op,
                      struct vmop_err *err);
+/* UpgradeVM_Task(version), awaited: raises the virtual hardware version to `version` ("vmx-19";
+ * NULL = the newest the host supports). The VM must be powered off (else fault
+ * InvalidPowerState); a VM already at that version or newer gives fault AlreadyUpgraded, a
+ * version the host cannot run NotSupported. */
+vmop_rc vim_vm_upgrade(struct vim_client *c, const struct vim_moref *vm, const char *version,
+                       struct vmop_err *err);
 /* Destroy_Task, awaited. A powered-on VM fails with InvalidPowerState: power it off first. */
 vmop_rc vim_vm_destroy(struct vim_client *c, const struct vim_moref *vm, struct vmop_err *err);
 /* MarkAsVirtualMachine (turn a template into a VM in `pool`). */

@@ -317,6 +317,32 @@ static const char *shown_value(const struct vim_option *o)
     return o->value ? o->value : "(not a string)";
 }
 
+/* config.bootOptions: the members vCenter showed (unset ones left out). */
+static cJSON *json_boot(const struct vim_boot_options *b)
+{
+    cJSON *o = cJSON_CreateObject(), *order;
+    if (b->delay_ms >= 0)
+        cJSON_AddNumberToObject(o, "bootDelay", (double)b->delay_ms);
+    if (b->enter_setup >= 0)
+        cJSON_AddBoolToObject(o, "enterBIOSSetup", b->enter_setup);
+    if (b->efi_secure_boot >= 0)
+        cJSON_AddBoolToObject(o, "efiSecureBootEnabled", b->efi_secure_boot);
+    if (b->retry >= 0)
+        cJSON_AddBoolToObject(o, "bootRetryEnabled", b->retry);
+    if (b->retry_delay_ms >= 0)
+        cJSON_AddNumberToObject(o, "bootRetryDelay", (double)b->retry_delay_ms);
+    json_str(o, "networkBootProtocol", b->network_protocol);
+    order = cJSON_AddArrayToObject(o, "bootOrder");
+    for (size_t i = 0; i < b->n_order; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToArray(order, e);
+        json_str(e, "type", b->order[i].type);
+        if (b->order[i].device_key >= 0)
+            cJSON_AddNumberToObject(e, "deviceKey", b->order[i].device_key);
+    }
+    return o;
+}
+
 static int vm_info_json(const struct vim_vm *vm)
 {
     cJSON *j = cJSON_CreateObject(), *arr, *ec;
@@ -326,6 +352,10 @@ static int vm_info_json(const struct vim_vm *vm)
     json_str(j, "instanceUuid", vm->instance_uuid);
     json_str(j, "guestId", vm->guest_id);
     json_str(j, "hardwareVersion", vm->hw_version);
+    json_str(j, "firmware", vm->firmware);
+    if (vm->change_tracking >= 0)
+        cJSON_AddBoolToObject(j, "changeTrackingEnabled", vm->change_tracking);
+    cJSON_AddItemToObject(j, "bootOptions", json_boot(&vm->boot));
     cJSON_AddBoolToObject(j, "template", vm->template);
     cJSON_AddStringToObject(j, "powerState", vim_power_state_str(vm->power_state));
     json_str(j, "ipAddress", vm->guest_ip);
@@ -352,6 +382,15 @@ static int vm_info_json(const struct vim_vm *vm)
         json_str(e, "switchUuid", n->switch_uuid);
         json_str(e, "network", n->network_name);
         cJSON_AddBoolToObject(e, "connected", n->connected);
+    }
+    arr = cJSON_AddArrayToObject(j, "disks");
+    for (size_t i = 0; i < vm->n_disks; i++) {
+        const struct vim_disk *d = &vm->disks[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToArray(arr, e);
+        cJSON_AddNumberToObject(e, "key", d->key);
+        cJSON_AddNumberToObject(e, "capacityKB", (double)d->capacity_kb);
+        json_str(e, "fileName", d->file_name);
     }
     arr = cJSON_AddArrayToObject(j, "guestNics");
     for (size_t i = 0; i < vm->n_guest_nics; i++) {

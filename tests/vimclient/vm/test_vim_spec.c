@@ -216,6 +216,50 @@ START_TEST(test_spec_wsdl_order)
 }
 END_TEST
 
+/* guestId, firmware, changed block tracking, boot options and a disk edit, set out of order. */
+START_TEST(test_spec_boot_disk_guest)
+{
+    struct vim_config_spec *s = NULL;
+    struct vim_disk disk = {.key = 2000,
+                            .file_name = "[ds1] vm1/vm1.vmdk",
+                            .backing_type = "VirtualDiskFlatVer2BackingInfo",
+                            .disk_mode = "persistent",
+                            .thin = 1,
+                            .controller_key = 1000,
+                            .unit_number = 0};
+    struct vim_boot_entry order[] = {
+        {VIM_BOOT_ETHERNET, 4000}, {VIM_BOOT_DISK, 2000}, {VIM_BOOT_CDROM, 0}};
+    struct vim_boot_spec boot = {.delay_ms = 5000,
+                                 .retry_delay_ms = -1,
+                                 .enter_setup = -1,
+                                 .efi_secure_boot = 1,
+                                 .retry = 0,
+                                 .network_protocol = "ipv4",
+                                 .set_order = 1,
+                                 .order = order,
+                                 .n_order = 3};
+    struct vim_boot_spec bad = boot;
+
+    ck_assert_int_eq(vim_config_spec_new(&s), VMOP_OK);
+    ck_assert_int_eq(vim_cs_firmware(s, "efi"), VMOP_OK);
+    vim_cs_change_tracking(s, 1);
+    ck_assert_int_eq(vim_cs_boot_options(s, &boot), VMOP_OK);
+    ck_assert_int_eq(vim_cs_extra_config(s, "k", "v"), VMOP_OK);
+    ck_assert_int_eq(vim_cs_disk_capacity(s, &disk, 20971520), VMOP_OK);
+    vim_cs_num_cpus(s, 2);
+    ck_assert_int_eq(vim_cs_guest_id(s, "ubuntu64Guest"), VMOP_OK);
+    /* refused, nothing changed */
+    ck_assert_int_eq(vim_cs_guest_id(s, "bad<id>"), VMOP_E_INVALID);
+    ck_assert_int_eq(vim_cs_firmware(s, "uefi"), VMOP_E_INVALID);
+    bad.network_protocol = "pxe";
+    ck_assert_int_eq(vim_cs_boot_options(s, &bad), VMOP_E_INVALID);
+    disk.backing_type = "x\"y";
+    ck_assert_int_eq(vim_cs_disk_capacity(s, &disk, 1), VMOP_E_INVALID);
+    check_spec(s, "spec_boot.expected");
+    vim_config_spec_free(s);
+}
+END_TEST
+
 START_TEST(test_power_op_methods)
 {
     ck_assert_str_eq(vim_power_op_method(VIM_OP_POWER_ON), "PowerOnVM_Task");
@@ -471,6 +515,31 @@ START_TEST(test_decode_real_vc_shape)
     ck_assert_str_eq(vm->parent.value, "group-v22");
     /* the first datastore */
     ck_assert_str_eq(vm->datastore.value, "datastore-11");
+    /* firmware, changed block tracking, boot options, the disk as an edit needs it */
+    ck_assert_str_eq(vm->firmware, "efi");
+    ck_assert_int_eq(vm->change_tracking, 1);
+    ck_assert_int_eq(vm->boot.delay_ms, 3000);
+    ck_assert_int_eq(vm->boot.enter_setup, 0);
+    ck_assert_int_eq(vm->boot.efi_secure_boot, 1);
+    ck_assert_int_eq(vm->boot.retry, 1);
+    ck_assert_int_eq(vm->boot.retry_delay_ms, 10000);
+    ck_assert_str_eq(vm->boot.network_protocol, "ipv6");
+    ck_assert_uint_eq(vm->boot.n_order, 3);
+    ck_assert_str_eq(vm->boot.order[0].type, "VirtualMachineBootOptionsBootableEthernetDevice");
+    ck_assert_int_eq(vm->boot.order[0].device_key, 4000);
+    ck_assert_str_eq(vm->boot.order[1].type, "VirtualMachineBootOptionsBootableDiskDevice");
+    ck_assert_int_eq(vm->boot.order[1].device_key, 2000);
+    ck_assert_str_eq(vm->boot.order[2].type, "VirtualMachineBootOptionsBootableCdromDevice");
+    ck_assert_int_eq(vm->boot.order[2].device_key, -1);
+    ck_assert_uint_eq(vm->n_disks, 1);
+    ck_assert_int_eq(vm->disks[0].key, 2000);
+    ck_assert_int_eq(vm->disks[0].capacity_kb, 16777216);
+    ck_assert_int_eq(vm->disks[0].capacity_bytes, 17179869184LL);
+    ck_assert_str_eq(vm->disks[0].backing_type, "VirtualDiskFlatVer2BackingInfo");
+    ck_assert_str_eq(vm->disks[0].disk_mode, "persistent");
+    ck_assert_int_eq(vm->disks[0].thin, 1);
+    ck_assert_int_eq(vm->disks[0].controller_key, 1000);
+    ck_assert_int_eq(vm->disks[0].unit_number, 0);
     vim_vm_free(vm);
 }
 END_TEST
@@ -527,6 +596,7 @@ static Suite *spec_suite(void)
     tcase_add_test(tc, test_spec_extra_config);
     tcase_add_test(tc, test_spec_identity);
     tcase_add_test(tc, test_spec_wsdl_order);
+    tcase_add_test(tc, test_spec_boot_disk_guest);
     tcase_add_test(tc, test_power_op_methods);
     suite_add_tcase(s, tc);
     tc = tcase_create("decode");
