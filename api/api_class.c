@@ -65,6 +65,18 @@ void api_class_free(struct api_class *c)
     free(c);
 }
 
+/* A whole number at configSpec[key] (or configSpec[key][sub]), or -1. */
+static long long cs_num(const struct api_class *c, const char *key, const char *sub)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->config_spec, key);
+    if (sub)
+        v = cJSON_GetObjectItemCaseSensitive(v, sub);
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e15 ||
+        v->valuedouble != (double)(long long)v->valuedouble)
+        return -1;
+    return (long long)v->valuedouble;
+}
+
 void api_class_validate(const struct api_class *c, struct api_ferrs *fe)
 {
     static const char *const neg[] = {
@@ -76,12 +88,13 @@ void api_class_validate(const struct api_class *c, struct api_ferrs *fe)
     api_ferrs_merge(fe, &c->parse_errs);
     if (!c->name || !*c->name)
         api_ferr_add(fe, API_FERR_REQUIRED, "metadata.name", "%s", "");
-    if (c->cpus < 1 || c->cpus > 768)
+    /* spec.hardware wins; the configSpec's numCPUs / memoryMB stand in when it is absent */
+    if ((c->cpus || cs_num(c, "numCPUs", NULL) < 1) && (c->cpus < 1 || c->cpus > 768))
         api_ferr_add(fe, c->cpus ? API_FERR_INVALID : API_FERR_REQUIRED, "spec.hardware.cpus",
                      "%lld: must be between 1 and 768", c->cpus);
-    if (!c->has_memory)
+    if (!c->has_memory && cs_num(c, "memoryMB", NULL) < 1)
         api_ferr_add(fe, API_FERR_REQUIRED, "spec.hardware.memory", "%s", "");
-    else if (api_qty_sign(&c->memory) <= 0)
+    else if (c->has_memory && api_qty_sign(&c->memory) <= 0)
         api_ferr_add(fe, API_FERR_INVALID, "spec.hardware.memory", "must be greater than zero");
     for (int i = 0; i < 4; i++)
         if (has[i] && api_qty_sign(q[i]) < 0)
@@ -116,12 +129,23 @@ vmop_rc api_class_sizing(const struct api_class *c, int64_t min_host_mhz,
 
     if (min_host_mhz <= 0)
         return vmop_fail(err, VMOP_E_INVALID, "minimum host CPU speed unknown");
-    if (c->cpus < 1 || !c->has_memory)
+    s.num_cpus = c->cpus >= 1 ? c->cpus : cs_num(c, "numCPUs", NULL);
+    if (s.num_cpus < 1 || s.num_cpus > 768 || (!c->has_memory && cs_num(c, "memoryMB", NULL) < 1))
         return vmop_fail(err, VMOP_E_INVALID, "class '%s' has no cpus or memory",
                          c->name ? c->name : "");
-    s.num_cpus = c->cpus;
-    if ((rc = api_qty_to_mib_ceil(&c->memory, &s.memory_mb, err)))
+    if (c->has_memory && (rc = api_qty_to_mib_ceil(&c->memory, &s.memory_mb, err)))
         return rc;
+    if (!c->has_memory)
+        s.memory_mb = cs_num(c, "memoryMB", NULL);
+    /* the configSpec's allocations where the policies say nothing (MHz and MB, as vSphere) */
+    if (cs_num(c, "cpuAllocation", "reservation") >= 0)
+        s.cpu_reservation_mhz = cs_num(c, "cpuAllocation", "reservation");
+    if (cs_num(c, "cpuAllocation", "limit") >= 0)
+        s.cpu_limit_mhz = cs_num(c, "cpuAllocation", "limit");
+    if (cs_num(c, "memoryAllocation", "reservation") >= 0)
+        s.mem_reservation_mb = cs_num(c, "memoryAllocation", "reservation");
+    if (cs_num(c, "memoryAllocation", "limit") >= 0)
+        s.mem_limit_mb = cs_num(c, "memoryAllocation", "limit");
     if (c->has_req_cpu && (rc = cpu_mhz(&c->req_cpu, min_host_mhz, &s.cpu_reservation_mhz, err)))
         return rc;
     if (c->has_lim_cpu && (rc = cpu_mhz(&c->lim_cpu, min_host_mhz, &s.cpu_limit_mhz, err)))

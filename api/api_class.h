@@ -4,6 +4,9 @@
  * Sizing rules: numCPUs = hardware.cpus; memoryMB = ceil(bytes / MiB); a CPU reservation or limit
  * in MHz = ceil(milliCPU * minHostMHz / 1000) (-1 = unlimited when no limit); memory
  * reservation/limit in MB = ceil(bytes / MiB). Best effort = no policies (reservation 0, limit -1).
+ * The class's configSpec (VM Operator merges the class ConfigSpec under these): its numCPUs and
+ * memoryMB stand in for an absent spec.hardware.cpus / memory, its cpuAllocation /
+ * memoryAllocation reservation and limit (MHz, MB) for absent policies; spec wins.
  * The struct owns a private copy of the JSON; string pointers are borrowed from it.
  */
 #ifndef VMOP_API_CLASS_H
@@ -30,7 +33,8 @@ struct api_class {
 
 vmop_rc api_class_parse(const cJSON *json, struct api_class **ret_class, struct vmop_err *err);
 void api_class_free(struct api_class *c);
-/* cpus >= 1, memory > 0, requests <= limits (cpu, memory), quantities not negative. */
+/* cpus >= 1, memory > 0 (or configSpec numCPUs / memoryMB), requests <= limits (cpu, memory),
+ * quantities not negative. */
 void api_class_validate(const struct api_class *c, struct api_ferrs *fe);
 
 struct api_class_sizing {

@@ -345,6 +345,10 @@ vmop_rc ippool_vm_nics(const struct api_vm *vm, const struct api_binding *bindin
         o->n_nameservers = o->pool->n_nameservers;
         o->search_domains = o->pool->search_domains;
         o->n_search_domains = o->pool->n_search_domains;
+        if (!(vm->bootstrap & API_BOOT_CLOUDINIT)) {
+            o->state = IPPOOL_NIC_NO_BOOTSTRAP; /* the address could not reach the guest */
+            continue;
+        }
         o->state = IPPOOL_NIC_NEEDS_ALLOCATION;
         val = vm_annotation(vm, o->annotation_key);
         if (!val)

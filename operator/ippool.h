@@ -15,8 +15,10 @@
  * the allocation. The VM's deletion drops it with the object.
  *
  * Which interfaces get a pool address: those on a network whose binding entry has an ipv4Pool and
- * that declare neither `addresses` nor `dhcp4: true`. An annotation for another network (the
- * interface moved) is stale and is replaced by a fresh allocation.
+ * that declare neither `addresses` nor `dhcp4: true`, of a VM with a cloud-init bootstrap: without
+ * one the guest could not receive the address, so none is allocated (IPPOOL_NIC_NO_BOOTSTRAP; the
+ * resolver names it in VirtualMachineFieldsSupported, reason CloudInitRequired). An annotation for
+ * another network (the interface moved) is stale and is replaced by a fresh allocation.
  *
  * Scope: addresses are unique per scope string, ippool_scope() = "<namespace>/<network>". Two
  * bindings that map networks to the same port group must give them disjoint ranges (vmop does not
@@ -133,6 +135,8 @@ enum ippool_nic_state {
     IPPOOL_NIC_UNMANAGED = 0,    /* explicit addresses, dhcp4, or a network without a pool */
     IPPOOL_NIC_ASSIGNED,         /* the annotation holds its address */
     IPPOOL_NIC_NEEDS_ALLOCATION, /* a pool address must be allocated and annotated */
+    IPPOOL_NIC_NO_BOOTSTRAP,     /* on a pool network, but the VM has no cloud-init bootstrap:
+                                  * no address (an existing annotation is kept, not used) */
 };
 
 struct ippool_nic {

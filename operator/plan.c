@@ -32,6 +32,8 @@ const char *pl_kind_str(enum pl_kind k)
         return "suspend";
     case PL_DESTROY:
         return "destroy";
+    case PL_UPGRADE:
+        return "upgrade";
     }
     return "?";
 }
@@ -81,6 +83,13 @@ void pl_fields_str(unsigned f, char *buf, size_t size)
         {PL_F_NAMESPACED_NAME, PL_KEY_NAMESPACED},
         {PL_F_METADATA, GI_KEY_METADATA},
         {PL_F_USERDATA, GI_KEY_USERDATA},
+        {PL_F_GUEST_ID, "guestId"},
+        {PL_F_FIRMWARE, "firmware"},
+        {PL_F_BOOT_OPTIONS, "bootOptions"},
+        {PL_F_CBT, "changeTrackingEnabled"},
+        {PL_F_EXTRA_CONFIG, "extraConfig"},
+        {PL_F_BOOT_DISK, "bootDisk"},
+        {PL_F_HW_VERSION, "version"},
     };
     struct vbuf b;
     if (!buf || size == 0)
@@ -265,6 +274,14 @@ vmop_rc pl_metadata_json(const struct rs_desired *d, const struct pl_obs *obs, c
          * The interface's own gateway4 / nameservers / searchDomains win over the pool's. */
         if (!rc && !s->dhcp4 && !has_ipv4(f->addresses, f->n_addresses) && nonempty(n->pool_cidr))
             rc = add_pool(f, n, err);
+        /* then spec.network.nameservers / searchDomains, as VM Operator's per-interface
+         * defaults (useGlobal*AsDefault; the resolver leaves them NULL when turned off) */
+        if (!rc && f->n_nameservers == 0 && d->global_nameservers)
+            rc = json_strings(d->global_nameservers, "spec.network.nameservers",
+                              (const char ***)&f->nameservers, &f->n_nameservers, err);
+        if (!rc && f->n_search == 0 && d->global_search)
+            rc = json_strings(d->global_search, "spec.network.searchDomains",
+                              (const char ***)&f->search, &f->n_search, err);
         f->dhcp4 = s->dhcp4 || !has_ipv4(f->addresses, f->n_addresses);
     }
     if (rc)
@@ -276,8 +293,8 @@ vmop_rc pl_metadata_json(const struct rs_desired *d, const struct pl_obs *obs, c
     m.hostname = d->hostname;
     m.public_keys = keys;
     m.n_public_keys = n_keys;
-    m.wait_on_network4 = -1;
-    m.wait_on_network6 = -1;
+    m.wait_on_network4 = d->wait_on_network4 == RS_UNSET ? -1 : d->wait_on_network4 == RS_YES;
+    m.wait_on_network6 = d->wait_on_network6 == RS_UNSET ? -1 : d->wait_on_network6 == RS_YES;
     m.ifaces = ifaces;
     m.n_ifaces = d->n_nics;
     rc = gi_metadata_json(&m, ret_json, err);
@@ -335,14 +352,39 @@ static unsigned diff_identity(const struct rs_desired *d, const struct pl_obs *o
     return f;
 }
 
+/* The class is held (resolve.h) on a VM this apply did not create. */
+static int held(const struct pl_input *in)
+{
+    return in->desired->class_held && !in->created;
+}
+
+/* Desired NIC i has an adapter type (from the class) that observed NIC i does not have. */
+static int nic_type_differs(const struct pl_input *in, size_t i)
+{
+    const char *t = in->desired->nics[i].device_type;
+    return !held(in) && nonempty(t) && i < in->obs->n_nics &&
+           !streq(in->obs->nics[i].device_type, t);
+}
+
 static void diff_nics(const struct pl_input *in, struct pl_action *a)
 {
     const struct rs_desired *d = in->desired;
     const struct pl_obs *o = in->obs;
-    size_t n = d->n_nics > o->n_nics ? d->n_nics : o->n_nics;
+    size_t n = d->n_nics > o->n_nics ? d->n_nics : o->n_nics, retype = n;
 
     a->n_nic_ops = 0;
-    for (size_t i = 0; i < n && a->n_nic_ops < PL_MAX_OBS_NICS; i++) {
+    /* from the first NIC of the wrong type on, every NIC is removed and added again in order, so
+     * that positions (device key order) stay what the spec says */
+    for (size_t i = 0; i < d->n_nics && i < o->n_nics && retype == n; i++)
+        if (nic_type_differs(in, i))
+            retype = i;
+    for (size_t i = retype; i < o->n_nics; i++)
+        a->nic_ops[a->n_nic_ops++] = (struct pl_nic_op){PL_NIC_REMOVE, i, i};
+    for (size_t i = retype; i < d->n_nics; i++)
+        a->nic_ops[a->n_nic_ops++] = (struct pl_nic_op){PL_NIC_ADD, i, i};
+    if (retype < n)
+        n = retype;
+    for (size_t i = 0; i < n && a->n_nic_ops < 2 * PL_MAX_OBS_NICS; i++) {
         struct pl_nic_op *op = &a->nic_ops[a->n_nic_ops];
         if (i < d->n_nics && i < o->n_nics) {
             const struct pl_backing *b = &in->backings[i];
@@ -385,13 +427,117 @@ static unsigned diff_guestinfo(const struct rs_desired *d, const struct pl_obs *
     return f;
 }
 
+/* ---- configuration beyond sizing ------------------------------------------------------------- */
+
+size_t pl_boot_order(const struct rs_desired *d, const struct pl_obs *o, struct pl_boot_entry *ret,
+                     int *ret_waits)
+{
+    size_t n = 0;
+    *ret_waits = 0;
+    for (size_t i = 0; i < d->boot.n_order && i < RS_MAX_BOOT_ORDER; i++) {
+        int key = 0;
+        switch (d->boot.order[i].kind) {
+        case RS_BOOT_NETWORK:
+            if (d->boot.order[i].nic >= o->n_nics) {
+                *ret_waits = 1;
+                continue;
+            }
+            key = o->nics[d->boot.order[i].nic].key;
+            break;
+        case RS_BOOT_DISK:
+            if (o->disk_key <= 0)
+                continue;
+            key = o->disk_key;
+            break;
+        case RS_BOOT_CDROM:
+            key = -1;
+            break;
+        }
+        ret[n].kind = (int)d->boot.order[i].kind;
+        ret[n++].device_key = key;
+    }
+    return n;
+}
+
+int pl_hw_version_wanted(const struct pl_input *in)
+{
+    const struct rs_desired *d = in->desired;
+    int cls = held(in) ? 0 : d->class_hw_version;
+    return d->hw_version > cls ? d->hw_version : cls;
+}
+
+static long long or_zero(long long v)
+{
+    return v < 0 ? 0 : v;
+}
+
+static int boot_differs(const struct rs_desired *d, const struct pl_obs *o, int *ret_waits)
+{
+    const struct rs_boot *b = &d->boot;
+    struct pl_boot_entry want[RS_MAX_BOOT_ORDER];
+    size_t n;
+    *ret_waits = 0;
+    if (!b->set)
+        return 0;
+    if ((b->delay_ms >= 0 && b->delay_ms != or_zero(o->boot.delay_ms)) ||
+        (b->retry_delay_ms >= 0 && b->retry_delay_ms != or_zero(o->boot.retry_delay_ms)) ||
+        (b->retry != RS_UNSET && (b->retry == RS_YES) != (o->boot.retry == 1)) ||
+        (b->efi_secure_boot != RS_UNSET &&
+         (b->efi_secure_boot == RS_YES) != (o->boot.efi_secure_boot == 1)) ||
+        (b->network_protocol && !streq(b->network_protocol, o->boot.network_protocol)))
+        return 1;
+    if (!b->has_order)
+        return 0;
+    n = pl_boot_order(d, o, want, ret_waits);
+    if (n != o->boot.n_order)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        if (want[i].kind != o->boot.order[i].kind ||
+            (want[i].kind != RS_BOOT_CDROM && want[i].device_key != o->boot.order[i].device_key))
+            return 1;
+    return 0;
+}
+
+/* guestId, firmware, bootOptions, changeTrackingEnabled, the class's extraConfig, the boot disk.
+ * *ret_boot_waits: a bootOrder NIC does not exist yet. */
+static unsigned diff_config(const struct pl_input *in, struct pl_plan *p, int *ret_boot_waits)
+{
+    const struct rs_desired *d = in->desired;
+    const struct pl_obs *o = in->obs;
+    unsigned f = 0, skip = held(in) ? d->from_class : 0;
+
+    if (d->guest_id && !(skip & RS_FROM_CLASS_GUEST_ID) && !streq(o->guest_id, d->guest_id))
+        f |= PL_F_GUEST_ID;
+    if (d->firmware && !(skip & RS_FROM_CLASS_FIRMWARE) && !streq(o->firmware, d->firmware))
+        f |= PL_F_FIRMWARE;
+    if (d->cbt != RS_UNSET && !(skip & RS_FROM_CLASS_CBT) && (d->cbt == RS_YES) != (o->cbt == 1))
+        f |= PL_F_CBT;
+    if (boot_differs(d, o, ret_boot_waits))
+        f |= PL_F_BOOT_OPTIONS;
+    for (size_t i = 0; !held(in) && i < d->n_extra; i++) {
+        const char *v = o->extra_get ? o->extra_get(o->extra_ud, d->extra[i].key) : NULL;
+        if (!streq(v, d->extra[i].value))
+            f |= PL_F_EXTRA_CONFIG;
+    }
+    if (d->boot_disk_mb > 0 && o->disk_key > 0) {
+        long long want_kb = (long long)d->boot_disk_mb * 1024;
+        if (o->disk_kb < want_kb)
+            f |= PL_F_BOOT_DISK;
+        else if (o->disk_kb > want_kb) {
+            p->disk_not_shrunk = 1;
+            p->disk_kb = o->disk_kb;
+        }
+    }
+    return f;
+}
+
 /* ---- plans ----------------------------------------------------------------------------------- */
 
 static struct pl_action *add(struct pl_plan *p, enum pl_kind kind, int deferred)
 {
     struct pl_action *a;
     if (p->n >= PL_MAX_ACTIONS)
-        return NULL; /* cannot happen: the longest plan has 6 actions */
+        return NULL; /* cannot happen: the longest plan has 7 actions */
     a = &p->actions[p->n++];
     memset(a, 0, sizeof(*a));
     a->kind = kind;
@@ -413,10 +559,15 @@ static void plan_create(const struct pl_input *in, struct pl_plan *p)
 
     add(p, PL_CREATE, 0);
     add(p, PL_REOBSERVE, 0);
+    if (d->hw_version > 0 || d->class_hw_version > 0)
+        add(p, PL_UPGRADE, 1); /* when the image's version is lower */
     a = add(p, PL_RECONFIGURE, 1);
     if (a)
         a->fields = PL_F_HARDWARE | PL_F_CPU_ALLOC | PL_F_MEM_ALLOC | PL_F_MANAGED_BY |
-                    (nonempty(d->bios_uuid) ? PL_F_BIOS_UUID : 0) | PL_F_NICS;
+                    (nonempty(d->bios_uuid) ? PL_F_BIOS_UUID : 0) | PL_F_NICS |
+                    (d->guest_id ? PL_F_GUEST_ID : 0) | (d->firmware ? PL_F_FIRMWARE : 0) |
+                    (d->boot.set ? PL_F_BOOT_OPTIONS : 0) | (d->cbt ? PL_F_CBT : 0) |
+                    (d->n_extra ? PL_F_EXTRA_CONFIG : 0) | (d->boot_disk_mb ? PL_F_BOOT_DISK : 0);
     if (d->cloud_init) {
         add(p, PL_REOBSERVE, 1);
         a = add(p, PL_RECONFIGURE, 1);
@@ -438,7 +589,7 @@ vmop_rc pl_plan(const struct pl_input *in, struct pl_plan *ret, struct vmop_err 
     enum pl_power cur;
     struct pl_action tmp;
     unsigned fields, gi_fields;
-    int live;
+    int live, boot_waits = 0, upgrade_to = 0, hw;
     vmop_rc rc;
 
     memset(ret, 0, sizeof(*ret));
@@ -488,16 +639,26 @@ vmop_rc pl_plan(const struct pl_input *in, struct pl_plan *ret, struct vmop_err 
     /* Is the VM running (or suspended) while it is reconfigured? Then numCPUs/memoryMB wait. */
     live = before == PL_CREATE ? cur != PL_STATE_OFF : before == PL_SUSPEND;
 
-    fields = diff_hardware(d, o) | diff_identity(d, o);
-    if (live && (fields & PL_F_HARDWARE)) {
-        ret->deferred_fields = fields & PL_F_HARDWARE;
+    fields = (held(in) ? 0 : diff_hardware(d, o)) | diff_identity(d, o) |
+             diff_config(in, ret, &boot_waits);
+    hw = pl_hw_version_wanted(in);
+    if (hw > 0 && o->hw_version > 0 && o->hw_version < hw)
+        upgrade_to = hw;
+    if (live && (fields & PL_F_HARDWARE))
         ret->needs_power_cycle = 1;
-        fields &= ~PL_F_HARDWARE;
+    if (live && ((fields & PL_F_OFFLINE) || upgrade_to)) {
+        ret->deferred_fields = (fields & PL_F_OFFLINE) | (upgrade_to ? PL_F_HW_VERSION : 0);
+        fields &= ~PL_F_OFFLINE;
+        upgrade_to = 0;
     }
     memset(&tmp, 0, sizeof(tmp));
     diff_nics(in, &tmp);
     if (tmp.n_nic_ops)
         fields |= PL_F_NICS;
+    if (boot_waits && !tmp.n_nic_ops)
+        boot_waits = 0; /* the NIC will not come: the entries left out stay out */
+    if (boot_waits)
+        fields &= ~PL_F_BOOT_OPTIONS; /* after the NICs exist (the REOBSERVE below) */
 
     if (d->cloud_init) {
         rc = pl_metadata_json(d, o, &ret->metadata_json, err);
@@ -510,19 +671,26 @@ vmop_rc pl_plan(const struct pl_input *in, struct pl_plan *ret, struct vmop_err 
 
     if (before != PL_CREATE)
         add_power(ret, before, before_mode, 0);
+    if (upgrade_to) {
+        struct pl_action *a = add(ret, PL_UPGRADE, 0);
+        if (a)
+            a->hw_version = upgrade_to;
+    }
     if (fields & PL_F_NICS) {
-        /* MACs change: the guestinfo is written after the NICs, from a new observation. */
+        /* MACs change: the guestinfo is written after the NICs, from a new observation (and
+         * a bootOrder naming a new NIC once it has a device key). */
         struct pl_action *a = add(ret, PL_RECONFIGURE, 0);
         if (a) {
             *a = tmp;
             a->kind = PL_RECONFIGURE;
             a->fields = fields;
         }
-        if (d->cloud_init) {
+        if (d->cloud_init || boot_waits) {
             add(ret, PL_REOBSERVE, 0);
             a = add(ret, PL_RECONFIGURE, 1);
             if (a)
-                a->fields = PL_F_METADATA | gi_fields;
+                a->fields = (d->cloud_init ? PL_F_METADATA | gi_fields : 0) |
+                            (boot_waits ? PL_F_BOOT_OPTIONS : 0);
         }
     } else if (fields | gi_fields) {
         struct pl_action *a = add(ret, PL_RECONFIGURE, 0);
@@ -530,7 +698,7 @@ vmop_rc pl_plan(const struct pl_input *in, struct pl_plan *ret, struct vmop_err 
             a->fields = fields | gi_fields;
     }
     if (after != PL_CREATE)
-        add_power(ret, after, PL_MODE_HARD, (fields & PL_F_NICS) && d->cloud_init);
+        add_power(ret, after, PL_MODE_HARD, (fields & PL_F_NICS) && (d->cloud_init || boot_waits));
     return VMOP_OK;
 }
 

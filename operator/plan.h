@@ -22,6 +22,20 @@
  * Power modes: UNSET is TrySoft (the CRD default). A suspended VM cannot be shut down softly:
  *   Soft leaves it suspended, TrySoft powers it off hard. A powered-off VM cannot be suspended.
  *
+ * Configuration beyond sizing (rs_desired: guestId, firmware, bootOptions, changeTrackingEnabled,
+ *   the class's extraConfig and NIC adapter types, boot disk size, hardware version): compared
+ *   only when desired sets it. guestId, firmware and bootOptions, like numCPUs / memoryMB, change
+ *   only while the VM is off (on a running VM: deferred_fields, needs_power_cycle stays for the
+ *   class's CPU/memory); the hardware version is raised by a PL_UPGRADE (UpgradeVM_Task) while
+ *   off, before the reconfigure (on a running VM: deferred, PL_F_HW_VERSION). changeTracking,
+ *   extraConfig and the disk apply live. The boot disk (the disk with the lowest device key) only
+ *   grows: a smaller bootDiskCapacity is not planned and sets disk_not_shrunk. A NIC whose
+ *   adapter type differs from the class's is removed and added again with that type, and so is
+ *   every NIC after it (positions follow device keys). A bootOrder entry naming a NIC that does
+ *   not exist yet waits for the REOBSERVE after the NIC change.
+ * Held class (rs_desired.class_held, and not just created): sizing and everything that came from
+ *   the class (from_class, class_hw_version, extra, NIC types) are not compared.
+ *
  * Ownership: a struct pl_plan owns metadata_json (free with pl_plan_free); every pointer in a
  * struct pl_obs / pl_input is borrowed by the planner. User data is compared, never copied.
  */
@@ -40,9 +54,16 @@
 
 #define PL_MAX_OBS_NICS 16 /* observed NICs (vSphere allows 10 per VM); vmsync refuses more */
 #define PL_MAX_ACTIONS  8
+#define PL_MAX_BOOT     16     /* observed bootOrder entries kept */
 #define PL_ALLOC_UNSET  (-2LL) /* as vimclient's VIM_ALLOC_UNSET */
 
 enum pl_power { PL_STATE_UNKNOWN = 0, PL_STATE_ON, PL_STATE_OFF, PL_STATE_SUSPENDED };
+
+/* A bootOrder entry as planned or observed (kind -1: a device type vmop does not write). */
+struct pl_boot_entry {
+    int kind;       /* enum rs_boot_kind, or -1 */
+    int device_key; /* disk / ethernet */
+};
 
 struct pl_obs_nic {
     int key;                 /* device key */
@@ -70,6 +91,21 @@ struct pl_obs {
     const char *userdata;          /* secret: compared only */
     size_t userdata_len;
     const char *userdata_encoding;
+    /* configuration beyond sizing (unknown: NULL / 0 / -1) */
+    const char *guest_id, *firmware;
+    int hw_version; /* config.version vmx-N, 0 unknown */
+    int cbt;        /* changeTrackingEnabled: -1 unknown, 0, 1 */
+    struct {
+        long long delay_ms, retry_delay_ms; /* -1 unset (reads as 0) */
+        int retry, efi_secure_boot;         /* -1 unset (reads as off) */
+        const char *network_protocol;
+        struct pl_boot_entry order[PL_MAX_BOOT];
+        size_t n_order;
+    } boot;
+    int disk_key;      /* the boot disk (lowest device key), 0 = none */
+    long long disk_kb; /* its capacity */
+    const char *(*extra_get)(const void *ud, const char *key); /* extraConfig lookup, or NULL */
+    const void *extra_ud;
 };
 
 /* The DV port group backing resolved for desired NIC i. */
@@ -81,6 +117,7 @@ struct pl_input {
     const struct rs_desired *desired;
     const struct pl_backing *backings; /* desired->n_nics entries */
     const struct pl_obs *obs;
+    int created; /* this apply cloned the VM: a held class is applied in full (a new VM) */
 };
 
 enum pl_kind {
@@ -91,6 +128,7 @@ enum pl_kind {
     PL_POWER_OFF, /* mode: Hard PowerOffVM_Task, Soft ShutdownGuest, TrySoft soft then hard */
     PL_SUSPEND,   /* mode: Hard SuspendVM_Task, Soft StandbyGuest, TrySoft soft then hard */
     PL_DESTROY,
+    PL_UPGRADE, /* UpgradeVM_Task to vmx-<hw_version> (the VM is off) */
 };
 const char *pl_kind_str(enum pl_kind k); /* "create", "reconfigure", "power-on", ... */
 
@@ -110,6 +148,14 @@ const char *pl_mode_str(enum pl_mode m); /* "Hard", "Soft", "TrySoft" */
 #define PL_F_NAMESPACED_NAME 0x0200u
 #define PL_F_METADATA        0x0400u /* guestinfo.metadata + .encoding */
 #define PL_F_USERDATA        0x0800u /* guestinfo.userdata + .encoding (set, or removed) */
+#define PL_F_GUEST_ID        0x1000u
+#define PL_F_FIRMWARE        0x2000u
+#define PL_F_BOOT_OPTIONS    0x4000u
+#define PL_F_CBT             0x8000u  /* changeTrackingEnabled */
+#define PL_F_EXTRA_CONFIG    0x10000u /* the class's extraConfig keys */
+#define PL_F_BOOT_DISK       0x20000u /* grow the boot disk */
+#define PL_F_HW_VERSION      0x40000u /* in deferred_fields only (an upgrade waits) */
+#define PL_F_OFFLINE         (PL_F_HARDWARE | PL_F_GUEST_ID | PL_F_FIRMWARE | PL_F_BOOT_OPTIONS)
 #define PL_F_HARDWARE        (PL_F_NUM_CPUS | PL_F_MEMORY)
 #define PL_F_CPU_ALLOC       (PL_F_CPU_RESERVATION | PL_F_CPU_LIMIT)
 #define PL_F_MEM_ALLOC       (PL_F_MEM_RESERVATION | PL_F_MEM_LIMIT)
@@ -129,16 +175,21 @@ struct pl_action {
     enum pl_kind kind;
     enum pl_mode mode; /* power actions */
     unsigned fields;   /* RECONFIGURE */
-    struct pl_nic_op nic_ops[PL_MAX_OBS_NICS];
+    /* a NIC type change is a remove and an add: up to two operations per NIC */
+    struct pl_nic_op nic_ops[2 * PL_MAX_OBS_NICS];
     size_t n_nic_ops;
-    int deferred; /* after a REOBSERVE: recomputed from the new observation before it runs */
+    int hw_version; /* PL_UPGRADE: the version */
+    int deferred;   /* after a REOBSERVE: recomputed from the new observation before it runs */
 };
 
 struct pl_plan {
     struct pl_action actions[PL_MAX_ACTIONS];
     size_t n;
     int needs_power_cycle;    /* CPU/memory differ on a running VM and were not planned */
-    unsigned deferred_fields; /* which ones */
+    unsigned deferred_fields; /* which ones, and the other PL_F_OFFLINE / PL_F_HW_VERSION
+                               * fields that wait for the VM to be off */
+    int disk_not_shrunk;      /* bootDiskCapacity is below the boot disk's size (disk_kb) */
+    long long disk_kb;        /* the boot disk's capacity in KB */
     int power_unreachable;    /* the wanted power state cannot be reached from the current one
                                * with the given mode (Soft from suspended, suspend from off) */
     char *metadata_json;      /* owned: the metadata document wanted (cloud-init), or NULL */
@@ -158,6 +209,15 @@ void pl_plan_free(struct pl_plan *p);
  * pl_plan; exposed for tests. ret_json: malloc'd, caller frees. */
 vmop_rc pl_metadata_json(const struct rs_desired *d, const struct pl_obs *obs, char **ret_json,
                          struct vmop_err *err);
+
+/* The desired bootOrder with device keys from obs (NICs by position, the boot disk). Entries whose
+ * device obs lacks are left out; *ret_waits = 1 when a NIC is among them. ret has
+ * RS_MAX_BOOT_ORDER slots; returns the count. */
+size_t pl_boot_order(const struct rs_desired *d, const struct pl_obs *o, struct pl_boot_entry *ret,
+                     int *ret_waits);
+
+/* The hardware version wanted: max(spec, class unless held); 0 none. */
+int pl_hw_version_wanted(const struct pl_input *in);
 
 /* Maps a power mode (UNSET -> TrySoft). */
 enum pl_mode pl_mode_from_api(enum api_power_mode m);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_quantity.h"
 #include "guestinfo.h"
 #include "vbuf.h"
 
@@ -515,6 +516,457 @@ static int check_bootstrap(const struct rs_inputs *in, struct rs_result *r, vmop
     return 1;
 }
 
+/* ---- fields beyond the prerequisites (issue 11) ------------------------------------------------
+ * Each accepted field is either put into rs_desired or named in VirtualMachineFieldsSupported.
+ */
+
+/* The notes of VirtualMachineFieldsSupported: what is not acted on (NotSupported) and what only a
+ * cloud-init bootstrap could bring to the guest (CloudInitRequired). */
+struct rs_notes {
+    struct vbuf unsupported, cloudinit;
+};
+
+static void note_add(struct vbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void note_add(struct vbuf *b, const char *fmt, ...)
+{
+    char one[RS_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(one, sizeof(one), fmt, ap);
+    va_end(ap);
+    vbuf_addf(b, "%s%s", b->len ? "; " : "", one);
+}
+
+#define NOTE(n, ...)    note_add(&(n)->unsupported, __VA_ARGS__)
+#define NOTE_CI(n, ...) note_add(&(n)->cloudinit, __VA_ARGS__)
+
+static const cJSON *jget(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static int jbool(const cJSON *o, enum rs_tri *ret)
+{
+    if (!cJSON_IsBool(o))
+        return 0;
+    *ret = cJSON_IsTrue(o) ? RS_YES : RS_NO;
+    return 1;
+}
+
+/* A Go duration ("10s", "1m30s", "500ms", "1.5s") in whole milliseconds. 0 = not a duration. */
+static int parse_duration_ms(const char *s, long long *ret)
+{
+    static const struct {
+        const char *unit;
+        double ms;
+    } units[] = {{"ns", 1e-6}, {"us", 1e-3}, {"\xc2\xb5s", 1e-3}, {"ms", 1},
+                 {"s", 1e3},   {"m", 60e3},  {"h", 3600e3}};
+    double total = 0;
+    if (!nonempty(s))
+        return 0;
+    if (strcmp(s, "0") == 0) {
+        *ret = 0;
+        return 1;
+    }
+    while (*s) {
+        char *end;
+        double v;
+        size_t best = 0, bi = 0;
+        if (!((*s >= '0' && *s <= '9') || *s == '.'))
+            return 0;
+        v = strtod(s, &end);
+        if (end == s || v < 0)
+            return 0;
+        s = end;
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+            size_t n = strlen(units[i].unit);
+            if (strncmp(s, units[i].unit, n) == 0 && n > best) {
+                best = n;
+                bi = i;
+            }
+        }
+        if (!best)
+            return 0;
+        total += v * units[bi].ms;
+        s += best;
+    }
+    if (total > 1e15)
+        return 0;
+    *ret = (long long)total;
+    return 1;
+}
+
+/* "vmx-19" -> 19, 0 when not that shape. */
+static int hw_version_of(const char *v)
+{
+    char *end = NULL;
+    long n;
+    if (!v || strncmp(v, "vmx-", 4) != 0)
+        return 0;
+    n = strtol(v + 4, &end, 10);
+    return end != v + 4 && *end == '\0' && n > 0 && n < 1000 ? (int)n : 0;
+}
+
+/* ExtraConfig keys vmop writes itself: a class may not set them. */
+static int key_reserved(const char *k)
+{
+    return !strncmp(k, "guestinfo.", 10) || !strncmp(k, "vmservice.", 10) ||
+           !strncmp(k, "vmop.", 5);
+}
+
+static int is_ethernet_type(const char *t)
+{
+    static const char *const types[] = {"VirtualE1000", "VirtualE1000e", "VirtualVmxnet2",
+                                        "VirtualVmxnet3", "VirtualPCNet32"};
+    for (size_t i = 0; t && i < sizeof(types) / sizeof(types[0]); i++)
+        if (strcmp(t, types[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* An OptionValue's value: a plain string, or govmomi's {"_typeName":"string","_value":"..."}. */
+static const char *option_value(const cJSON *v)
+{
+    if (cJSON_IsString(v))
+        return v->valuestring;
+    return jstr(jget(v, "_value"));
+}
+
+/* The class's configSpec, merged as VM Operator does (vm-operator.md 5): numCPUs / memoryMB
+ * (when spec.hardware lacks them) and cpuAllocation / memoryAllocation (when the policies lack
+ * them) are in api_class_sizing(); here: version, guestId, firmware, changeTrackingEnabled,
+ * extraConfig and the ethernet adapter types of deviceChange. Everything else is named. */
+static void class_config_spec(const struct rs_inputs *in, struct rs_result *r, struct rs_notes *n)
+{
+    const cJSON *cs = in->cls->config_spec, *it;
+    const char *cname = in->vm->class_name;
+    struct rs_desired *d = &r->desired;
+    size_t n_nic = 0, i = 0;
+    static const char *const handled[] = {
+        "_typeName",   "numCPUs", "memoryMB", "cpuAllocation",         "memoryAllocation",
+        "version",     "guestId", "firmware", "changeTrackingEnabled", "extraConfig",
+        "deviceChange"};
+
+    if (!cJSON_IsObject(cs))
+        return;
+    cJSON_ArrayForEach(it, cs)
+    {
+        size_t k = 0;
+        while (k < sizeof(handled) / sizeof(handled[0]) && strcmp(handled[k], it->string))
+            k++;
+        if (k == sizeof(handled) / sizeof(handled[0]))
+            NOTE(n, "class %s: configSpec.%s", cname, it->string);
+    }
+    if (nonempty(jstr(jget(cs, "version")))) {
+        int v = hw_version_of(jstr(jget(cs, "version")));
+        if (!v)
+            NOTE(n, "class %s: configSpec.version \"%.32s\" (not vmx-<n>)", cname,
+                 jstr(jget(cs, "version")));
+        else
+            d->class_hw_version = v;
+    }
+    if (!d->guest_id && nonempty(jstr(jget(cs, "guestId")))) {
+        d->guest_id = jstr(jget(cs, "guestId"));
+        d->from_class |= RS_FROM_CLASS_GUEST_ID;
+    }
+    if (!d->firmware && nonempty(jstr(jget(cs, "firmware")))) {
+        const char *fw = jstr(jget(cs, "firmware"));
+        if (strcmp(fw, "bios") && strcmp(fw, "efi")) {
+            NOTE(n, "class %s: configSpec.firmware \"%.16s\"", cname, fw);
+        } else {
+            d->firmware = fw;
+            d->from_class |= RS_FROM_CLASS_FIRMWARE;
+        }
+    }
+    if (d->cbt == RS_UNSET && jbool(jget(cs, "changeTrackingEnabled"), &d->cbt))
+        d->from_class |= RS_FROM_CLASS_CBT;
+    cJSON_ArrayForEach(it, jget(cs, "extraConfig"))
+    {
+        const char *k = jstr(jget(it, "key")), *v = option_value(jget(it, "value"));
+        if (!nonempty(k) || !v)
+            NOTE(n, "class %s: configSpec.extraConfig[%zu] (needs a key and a string value)", cname,
+                 i);
+        else if (key_reserved(k))
+            NOTE(n, "class %s: configSpec.extraConfig key %.64s (reserved for vmop)", cname, k);
+        else if (d->n_extra >= RS_MAX_EXTRA)
+            NOTE(n, "class %s: configSpec.extraConfig key %.64s (more than %d keys)", cname, k,
+                 RS_MAX_EXTRA);
+        else {
+            d->extra[d->n_extra].key = k;
+            d->extra[d->n_extra++].value = v;
+        }
+        i++;
+    }
+    i = 0;
+    cJSON_ArrayForEach(it, jget(cs, "deviceChange"))
+    {
+        const cJSON *dev = jget(it, "device");
+        const char *t = jstr(jget(dev, "_typeName")), *op = jstr(jget(it, "operation"));
+        if (is_ethernet_type(t) && (!op || !strcmp(op, "add"))) {
+            if (n_nic < d->n_nics)
+                d->nics[n_nic].device_type = t;
+            n_nic++;
+        } else if (t && !strcmp(t, "VirtualPCIPassthrough")) {
+            NOTE(n,
+                 "class %s: configSpec.deviceChange[%zu] VirtualPCIPassthrough (vGPU / "
+                 "DirectPath I/O devices are not attached)",
+                 cname, i);
+        } else {
+            NOTE(n, "class %s: configSpec.deviceChange[%zu] %s%.64s", cname, i,
+                 op && strcmp(op, "add") ? "(not an add) " : "", t ? t : "(no _typeName)");
+        }
+        i++;
+    }
+}
+
+/* The class's own fields vmop does not act on. */
+static void class_fields(const struct rs_inputs *in, struct rs_notes *n)
+{
+    const cJSON *spec = jget(in->cls->obj, "spec");
+    const char *cname = in->vm->class_name;
+    const char *ctl = jstr(jget(spec, "controllerName"));
+    const cJSON *devs = jpath(spec, "hardware", "devices", NULL, NULL);
+    if (cJSON_GetArraySize(jget(devs, "vgpuDevices")) > 0)
+        NOTE(n, "class %s: spec.hardware.devices.vgpuDevices (vGPU devices are not attached)",
+             cname);
+    if (cJSON_GetArraySize(jget(devs, "dynamicDirectPathIODevices")) > 0)
+        NOTE(n,
+             "class %s: spec.hardware.devices.dynamicDirectPathIODevices (DirectPath I/O devices "
+             "are not attached)",
+             cname);
+    if (jpath(spec, "hardware", "instanceStorage", NULL, NULL))
+        NOTE(n, "class %s: spec.hardware.instanceStorage (no instance storage volumes)", cname);
+    if (nonempty(jstr(jget(spec, "reservedProfileID"))))
+        NOTE(n, "class %s: spec.reservedProfileID", cname);
+    if (cJSON_IsNumber(jget(spec, "reservedSlots")) && jget(spec, "reservedSlots")->valueint > 0)
+        NOTE(n, "class %s: spec.reservedSlots", cname);
+    if (nonempty(ctl) && strcmp(ctl, "vmoperator.vmware.com/vsphere"))
+        NOTE(n,
+             "class %s: spec.controllerName %.128s (vmop handles the class as "
+             "vmoperator.vmware.com/vsphere)",
+             cname, ctl);
+}
+
+/* VM Operator's resize rule (resolve.h). */
+static void class_resize_rule(const struct rs_inputs *in, struct rs_result *r)
+{
+    const struct api_vm *vm = in->vm;
+    const char *last = jstr(jget(vm->annotations, RS_ANNOT_LAST_RESIZED));
+    const cJSON *md = jget(in->cls->obj, "metadata"), *gen;
+    cJSON *lj;
+    const char *lname, *luid, *uid = jstr(jget(md, "uid"));
+    long long lgen, cgen;
+    if (!last || jget(vm->annotations, RS_ANNOT_SAME_CLASS_RESIZE))
+        return;
+    lj = cJSON_Parse(last);
+    lname = jstr(jget(lj, "name"));
+    luid = jstr(jget(lj, "uid"));
+    gen = jget(md, "generation");
+    cgen = cJSON_IsNumber(gen) ? (long long)gen->valuedouble : 0;
+    lgen =
+        cJSON_IsNumber(jget(lj, "generation")) ? (long long)jget(lj, "generation")->valuedouble : 0;
+    /* another class: a className change, which resizes; unparsable: treated as absent */
+    if (lname && vm->class_name && !strcmp(lname, vm->class_name) &&
+        ((nonempty(luid) && nonempty(uid) && strcmp(luid, uid)) || lgen != cgen)) {
+        r->desired.class_held = 1;
+        snprintf(r->class_held_msg, sizeof(r->class_held_msg),
+                 "VirtualMachineClass %s changed (generation %lld%s; this virtual machine was "
+                 "sized from generation %lld): not applied to it. Add annotation %s to resize "
+                 "it to the class as it is now, or change spec.className",
+                 vm->class_name, cgen,
+                 nonempty(luid) && nonempty(uid) && strcmp(luid, uid) ? ", recreated" : "", lgen,
+                 RS_ANNOT_SAME_CLASS_RESIZE);
+    }
+    cJSON_Delete(lj);
+}
+
+/* Guest network settings that only cloud-init brings to the guest, on a VM without it. */
+static void network_without_cloudinit(const struct rs_inputs *in, struct rs_notes *n)
+{
+    const struct api_vm *vm = in->vm;
+    const cJSON *net = jpath(vm->obj, "spec", "network", NULL, NULL);
+    static const char *const global[] = {"hostName", "domainName", "nameservers", "searchDomains"};
+    if (vm->bootstrap & API_BOOT_CLOUDINIT)
+        return;
+    for (size_t i = 0; i < sizeof(global) / sizeof(global[0]); i++)
+        if (jget(net, global[i]))
+            NOTE_CI(n, "spec.network.%s", global[i]);
+    if (vm->network_disabled)
+        return;
+    for (size_t i = 0; i < vm->n_nics; i++) {
+        const struct api_vm_nic *s = &vm->nics[i];
+        const char *nn = nonempty(s->network_name)
+                             ? s->network_name
+                             : (in->binding ? in->binding->default_network : NULL);
+        int explicit4 = s->dhcp4 || cJSON_GetArraySize(s->addresses) > 0;
+        const struct {
+            int set;
+            const char *name;
+        } f[] = {{cJSON_GetArraySize(s->addresses) > 0, "addresses"},
+                 {nonempty(s->gateway4), "gateway4"},
+                 {nonempty(s->gateway6), "gateway6"},
+                 {cJSON_GetArraySize(s->routes) > 0, "routes"},
+                 {s->mtu != 0, "mtu"},
+                 {cJSON_GetArraySize(s->nameservers) > 0, "nameservers"},
+                 {cJSON_GetArraySize(s->search_domains) > 0, "searchDomains"},
+                 {nonempty(s->guest_device_name), "guestDeviceName"},
+                 {s->dhcp6, "dhcp6"}};
+        for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++)
+            if (f[k].set)
+                NOTE_CI(n, "spec.network.interfaces[%s].%s", s->name ? s->name : "", f[k].name);
+        if (!explicit4 && nn && in->binding && api_binding_ipv4_pool(in->binding, nn))
+            NOTE_CI(n, "interface %s: network %s has a static IPv4 pool; no address is allocated",
+                    s->name ? s->name : "", nn);
+    }
+}
+
+/* The VM's own fields: acted on (into desired) or named. */
+static void vm_fields(const struct rs_inputs *in, struct rs_result *r, struct rs_notes *n)
+{
+    const struct api_vm *vm = in->vm;
+    const cJSON *spec = jget(vm->obj, "spec"), *bo, *it;
+    const cJSON *ci = cloud_init_spec(vm), *net = jget(spec, "network");
+    struct rs_desired *d = &r->desired;
+    const char *s;
+    size_t i = 0;
+
+    /* named: what vmop has no implementation for */
+    if (cJSON_GetArraySize(jget(spec, "volumes")) > 0)
+        NOTE(n, "spec.volumes (PersistentVolumeClaims are not attached)");
+    if (nonempty(vm->resource_policy_name))
+        NOTE(n, "spec.reserved.resourcePolicyName (VirtualMachineSetResourcePolicy has no "
+                "controller in vmop: the VM goes to the namespace's resource pool and folder)");
+    if (jget(spec, "crypto"))
+        NOTE(n, "spec.crypto (the VM is not encrypted)");
+    if (jget(spec, "affinity"))
+        NOTE(n, "spec.affinity");
+    if (jget(spec, "class"))
+        NOTE(n, "spec.class (VirtualMachineClassInstance; spec.className is used)");
+    if (nonempty(jstr(jget(spec, "currentSnapshotName"))))
+        NOTE(n, "spec.currentSnapshotName (no snapshots)");
+    if (nonempty(jstr(jget(spec, "groupName"))))
+        NOTE(n, "spec.groupName (no VirtualMachineGroups)");
+    if (jget(spec, "hardware"))
+        NOTE(n, "spec.hardware (CD-ROMs and controllers are not configured)");
+    if (cJSON_GetArraySize(jget(spec, "policies")) > 0)
+        NOTE(n, "spec.policies");
+    if (jpath(spec, "advanced", "defaultVolumeProvisioningMode", NULL, NULL))
+        NOTE(n, "spec.advanced.defaultVolumeProvisioningMode (the clone keeps the image's "
+                "disk format)");
+    s = jstr(jget(spec, "promoteDisksMode"));
+    if (s && !strcmp(s, "Disabled"))
+        NOTE(n, "spec.promoteDisksMode Disabled (vmop makes full clones: the disks have no "
+                "parent)");
+
+    /* acted on */
+    if (nonempty(vm->guest_id))
+        d->guest_id = vm->guest_id;
+    if (vm->min_hw_version > 0 && vm->min_hw_version < 1000)
+        d->hw_version = (int)vm->min_hw_version;
+    jbool(jpath(spec, "advanced", "changeBlockTracking", NULL, NULL), &d->cbt);
+    it = jpath(spec, "advanced", "bootDiskCapacity", NULL, NULL);
+    if (it) {
+        char text[64];
+        struct api_qty q;
+        int64_t mib = 0;
+        if (cJSON_IsNumber(it))
+            snprintf(text, sizeof(text), "%.0f", it->valuedouble);
+        else
+            snprintf(text, sizeof(text), "%s", jstr(it) ? jstr(it) : "");
+        if (api_qty_parse(text, &q, NULL) == VMOP_OK && api_qty_sign(&q) > 0 &&
+            api_qty_to_mib_ceil(&q, &mib, NULL) == VMOP_OK)
+            d->boot_disk_mb = mib;
+        else
+            NOTE(n, "spec.advanced.bootDiskCapacity \"%.32s\" (not a size)", text);
+    }
+    bo = jget(spec, "bootOptions");
+    if (cJSON_IsObject(bo)) {
+        struct rs_boot *b = &d->boot;
+        const char *v;
+        b->set = 1;
+        b->delay_ms = b->retry_delay_ms = -1;
+        if (nonempty(jstr(jget(bo, "firmware"))))
+            d->firmware = jstr(jget(bo, "firmware"));
+        if ((v = jstr(jget(bo, "bootDelay"))) && !parse_duration_ms(v, &b->delay_ms))
+            NOTE(n, "spec.bootOptions.bootDelay \"%.32s\" (not a duration)", v);
+        if ((v = jstr(jget(bo, "bootRetryDelay"))) && !parse_duration_ms(v, &b->retry_delay_ms))
+            NOTE(n, "spec.bootOptions.bootRetryDelay \"%.32s\" (not a duration)", v);
+        if ((v = jstr(jget(bo, "bootRetry"))))
+            b->retry = !strcmp(v, "Enabled") ? RS_YES : RS_NO;
+        if ((v = jstr(jget(bo, "efiSecureBoot"))))
+            b->efi_secure_boot = !strcmp(v, "Enabled") ? RS_YES : RS_NO;
+        if ((v = jstr(jget(bo, "networkBootProtocol"))))
+            b->network_protocol = !strcmp(v, "IP6") ? "ipv6" : "ipv4";
+        if (cJSON_IsArray(jget(bo, "bootOrder")))
+            b->has_order = 1;
+        cJSON_ArrayForEach(it, jget(bo, "bootOrder"))
+        {
+            const char *t = jstr(jget(it, "type")), *nm = jstr(jget(it, "name"));
+            size_t k = 0;
+            if (b->n_order >= RS_MAX_BOOT_ORDER) {
+                NOTE(n, "spec.bootOptions.bootOrder[%zu] (more than %d entries)", i,
+                     RS_MAX_BOOT_ORDER);
+            } else if (t && !strcmp(t, "Network")) {
+                while (nonempty(nm) && k < d->n_nics &&
+                       (!d->nics[k].name || strcmp(d->nics[k].name, nm)))
+                    k++;
+                if (k < d->n_nics) {
+                    b->order[b->n_order].kind = RS_BOOT_NETWORK;
+                    b->order[b->n_order++].nic = k;
+                } else {
+                    NOTE(n, "spec.bootOptions.bootOrder[%zu] (no interface %.63s)", i,
+                         nm ? nm : "");
+                }
+            } else if (t && !strcmp(t, "Disk") && !nonempty(nm)) {
+                b->order[b->n_order++].kind = RS_BOOT_DISK;
+            } else if (t && !strcmp(t, "CDRom")) {
+                b->order[b->n_order++].kind = RS_BOOT_CDROM;
+            } else {
+                NOTE(n,
+                     "spec.bootOptions.bootOrder[%zu] (disk \"%.63s\": only the boot disk, "
+                     "given without a name)",
+                     i, nm ? nm : "");
+            }
+            i++;
+        }
+    }
+    /* cloud-init: global DNS as per-interface defaults, wait-on-network */
+    if (d->cloud_init) {
+        enum rs_tri use_ns = RS_UNSET, use_search = RS_UNSET;
+        jbool(jget(ci, "useGlobalNameserversAsDefault"), &use_ns);
+        jbool(jget(ci, "useGlobalSearchDomainsAsDefault"), &use_search);
+        if (use_ns != RS_NO && cJSON_GetArraySize(jget(net, "nameservers")) > 0)
+            d->global_nameservers = jget(net, "nameservers");
+        if (use_search != RS_NO && cJSON_GetArraySize(jget(net, "searchDomains")) > 0)
+            d->global_search = jget(net, "searchDomains");
+        jbool(jget(ci, "waitOnNetwork4"), &d->wait_on_network4);
+        jbool(jget(ci, "waitOnNetwork6"), &d->wait_on_network6);
+    }
+}
+
+/* VirtualMachineFieldsSupported from the notes. */
+static void fields_condition(struct rs_result *r, struct rs_notes *n)
+{
+    const struct vbuf *b = n->unsupported.len ? &n->unsupported : &n->cloudinit;
+    char msg[RS_MSG_MAX];
+    if (!n->unsupported.len && !n->cloudinit.len) {
+        cond_true(r, COND_FIELDS_SUPPORTED);
+        return;
+    }
+    if (n->unsupported.len && n->cloudinit.len)
+        vbuf_addf(&n->unsupported, "; without a cloud-init bootstrap: %s", vbuf_str(&n->cloudinit));
+    snprintf(msg, sizeof(msg), "%s: %s",
+             n->unsupported.len ? "not acted on by vmop"
+                                : "not given to the guest (no cloud-init bootstrap)",
+             vbuf_error(b) ? "(list too long)" : vbuf_str(b));
+    if (strlen(msg) == sizeof(msg) - 1)
+        memcpy(msg + sizeof(msg) - 4, "...", 4);
+    cond_add(r, COND_FIELDS_SUPPORTED, 1, API_COND_FALSE,
+             n->unsupported.len ? RS_REASON_NOT_SUPPORTED : RS_REASON_CLOUDINIT_REQUIRED, "%s",
+             msg);
+}
+
 /* ---- entry points ------------------------------------------------------------------------------
  */
 
@@ -547,6 +999,21 @@ vmop_rc rs_resolve(const struct rs_inputs *in, struct rs_result *ret, struct vmo
     if (rc) {
         rs_result_free(ret);
         return rc;
+    }
+    {
+        struct rs_notes notes;
+        vbuf_init(&notes.unsupported, 4 * RS_MSG_MAX);
+        vbuf_init(&notes.cloudinit, 4 * RS_MSG_MAX);
+        vm_fields(in, ret, &notes);
+        if (ret->desired.class_name) {
+            class_fields(in, &notes);
+            class_config_spec(in, ret, &notes);
+            class_resize_rule(in, ret);
+        }
+        network_without_cloudinit(in, &notes);
+        fields_condition(ret, &notes);
+        vbuf_free(&notes.unsupported);
+        vbuf_free(&notes.cloudinit);
     }
     snprintf(ret->desired.namespaced_name, sizeof(ret->desired.namespaced_name), "%s/%s",
              vm->namespace_ ? vm->namespace_ : "", vm->name ? vm->name : "");

@@ -13,6 +13,22 @@
  * tenant-permission problem (Forbidden) read differently in `kubectl describe`; capacity problems
  * come later, from vCenter, on VirtualMachineCreated.
  *
+ * Fields vmop accepts but does not act on (issue 11: nothing accepted is silently ignored) are
+ * named by vmop's own condition VirtualMachineFieldsSupported (VM Operator has no such type): True
+ * when every field set is acted on; False, reason NotSupported, listing the fields (spec.volumes,
+ * spec.reserved.resourcePolicyName, spec.crypto, spec.affinity, class devices, instance storage,
+ * class configSpec parts, ...), or reason CloudInitRequired when the only ones are guest network
+ * settings a VM without a cloud-init bootstrap cannot receive (static addresses, a network's
+ * static IPv4 pool: no pool address is then allocated, operator/ippool.h). It never blocks the
+ * create and does not change Ready: the VM runs without what is listed.
+ *
+ * Class changes (VM Operator's resize rule): a className change resizes the VM; an edit of the
+ * class it already has (annotation vmoperator.vmware.com/last-resized-vm-class names the same
+ * class with another uid or generation) resizes only a VM with annotation
+ * vmoperator.vmware.com/same-vm-class-resize; on the others rs_desired.class_held is set and
+ * nothing that comes from the class (sizing, configSpec) is enforced on the existing VM
+ * (plan.h); status says so (VirtualMachineClassConfigurationSynced False, ClassUpdated).
+ *
  * Ownership: a struct rs_result borrows strings from the inputs (valid while they live), except
  * user data, which it owns and zeroes in rs_result_free().
  */
@@ -43,10 +59,16 @@
 #define COND_RECONCILE_READY     "VirtualMachineReconcileReady"
 #define COND_CLASS_CONFIG_SYNCED "VirtualMachineClassConfigurationSynced"
 #define COND_TOOLS               "VirtualMachineTools"
+#define COND_FIELDS_SUPPORTED    "VirtualMachineFieldsSupported" /* vmop's own (see above) */
 
-#define RS_MAX_CONDS  8
+#define RS_REASON_NOT_SUPPORTED      "NotSupported"
+#define RS_REASON_CLOUDINIT_REQUIRED "CloudInitRequired"
+#define RS_ANNOT_LAST_RESIZED        "vmoperator.vmware.com/last-resized-vm-class"
+#define RS_ANNOT_SAME_CLASS_RESIZE   "vmoperator.vmware.com/same-vm-class-resize"
+
+#define RS_MAX_CONDS  12
 #define RS_REASON_MAX 64
-#define RS_MSG_MAX    512
+#define RS_MSG_MAX    1024
 
 struct rs_cond {
     const char *type;
@@ -61,6 +83,8 @@ struct rs_nic {
     const char *network;           /* tenant-facing network name */
     const char *port_group;        /* admin mapping: inventory path or name of the port group */
     const struct api_vm_nic *spec; /* borrowed from the VM */
+    const char *device_type;       /* adapter type from the class configSpec ("VirtualE1000e"),
+                                    * by position; NULL: VMXNet3 for new NICs, any type kept */
     /* static IPv4 pool address (operator/ippool.h), set by the VM controller after resolving;
      * NULL/0 = none. Borrowed. plan.c puts them in the cloud-init network config. */
     const char *pool_cidr, *pool_gateway4;
@@ -71,6 +95,34 @@ struct rs_nic {
 };
 
 enum rs_image_type { RS_IMAGE_OVF, RS_IMAGE_VM_TEMPLATE };
+
+enum rs_tri { RS_UNSET = 0, RS_NO, RS_YES };
+
+/* spec.bootOptions -> ConfigSpec.bootOptions (durations in ms; -1 / RS_UNSET / NULL: not given). */
+enum rs_boot_kind { RS_BOOT_DISK, RS_BOOT_NETWORK, RS_BOOT_CDROM };
+#define RS_MAX_BOOT_ORDER 8
+struct rs_boot {
+    int set; /* spec.bootOptions is given */
+    long long delay_ms, retry_delay_ms;
+    enum rs_tri retry, efi_secure_boot;
+    const char *network_protocol; /* "ipv4" / "ipv6" */
+    int has_order;
+    struct {
+        enum rs_boot_kind kind;
+        size_t nic; /* RS_BOOT_NETWORK: index into rs_desired.nics; DISK: the first disk */
+    } order[RS_MAX_BOOT_ORDER];
+    size_t n_order;
+};
+
+/* What of the desired configuration came from the class (rs_desired.from_class bits). */
+#define RS_FROM_CLASS_GUEST_ID 0x1u
+#define RS_FROM_CLASS_FIRMWARE 0x2u
+#define RS_FROM_CLASS_CBT      0x4u
+
+struct rs_kv {
+    const char *key, *value;
+};
+#define RS_MAX_EXTRA 64
 
 struct rs_desired {
     /* placement (borrowed from the binding) */
@@ -99,6 +151,22 @@ struct rs_desired {
     /* power */
     enum api_power_state power;
     enum api_power_mode power_off_mode, suspend_mode, restart_mode;
+    /* configuration beyond sizing; zero values leave what vCenter has */
+    const char *guest_id; /* spec.guestID, else the class configSpec guestId */
+    int hw_version;       /* spec.minHardwareVersion: at least this hardware version; 0 none */
+    int class_hw_version; /* the class configSpec version (vmx-N): at least this too; 0 none */
+    const char *firmware; /* spec.bootOptions.firmware, else the class configSpec firmware */
+    struct rs_boot boot;  /* spec.bootOptions */
+    enum rs_tri cbt;      /* spec.advanced.changeBlockTracking, else the class configSpec */
+    int64_t boot_disk_mb; /* spec.advanced.bootDiskCapacity in MiB (grow only); 0 = none */
+    struct rs_kv extra[RS_MAX_EXTRA]; /* class configSpec extraConfig (borrowed) */
+    size_t n_extra;
+    unsigned from_class; /* RS_FROM_CLASS_* */
+    int class_held;      /* the class changed under the VM, no same-vm-class-resize: nothing
+                          * from the class is enforced on the existing VM */
+    /* cloud-init extras */
+    const cJSON *global_nameservers, *global_search; /* spec.network defaults, NULL = none */
+    enum rs_tri wait_on_network4, wait_on_network6;
 };
 
 struct rs_result {
@@ -106,6 +174,7 @@ struct rs_result {
     size_t n_conds;
     int ready; /* every prerequisite holds: desired is complete */
     struct rs_desired desired;
+    char class_held_msg[RS_MSG_MAX]; /* desired.class_held: what changed, for the condition */
 };
 
 /* Names of what a VM references, for the controller to fetch (borrowed from vm). */

@@ -245,6 +245,18 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
         if (rc != VMOP_OK)
             goto out;
     }
+    /* what the reconcile could not do with an accepted field joins VirtualMachineFieldsSupported */
+    if (in->rs && in->field_note && *in->field_note) {
+        const struct rs_cond *fc = rs_result_cond(in->rs, COND_FIELDS_SUPPORTED);
+        int had = fc && fc->present && fc->status == API_COND_FALSE;
+        char fmsg[RS_MSG_MAX + 256];
+        snprintf(fmsg, sizeof(fmsg), "%s%s%.200s",
+                 had ? fc->message : "not acted on by vmop: ", had ? "; " : "", in->field_note);
+        rc = set_cond(conds, COND_FIELDS_SUPPORTED, API_COND_FALSE, RS_REASON_NOT_SUPPORTED, fmsg,
+                      gen, now, err);
+        if (rc != VMOP_OK)
+            goto out;
+    }
     /* a storage step failure (the StorageClass's policy cannot be satisfied: vmsync.h
      * VS_STEP_STORAGE) overrides the resolver's VirtualMachineStorageReady */
     if (in->kind == ST_FAILED && in->fail_step && !strcmp(in->fail_step, "storage")) {
@@ -320,7 +332,10 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
 
     /* VirtualMachineClassConfigurationSynced: resize waits for a power cycle */
     if (in->obs && in->obs->present && in->kind == ST_SYNCED) {
-        if (in->needs_power_cycle) {
+        if (in->rs && in->rs->desired.class_held) {
+            rc = set_cond(conds, COND_CLASS_CONFIG_SYNCED, API_COND_FALSE, ST_REASON_CLASS_UPDATED,
+                          in->rs->class_held_msg, gen, now, err);
+        } else if (in->needs_power_cycle) {
             const cJSON *oc = cJSON_GetObjectItemCaseSensitive(
                 cJSON_GetObjectItemCaseSensitive(vm->obj, "status"), "class");
             const cJSON *on = cJSON_GetObjectItemCaseSensitive(oc, "name");
@@ -358,9 +373,15 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
         rc = set_cond(conds, COND_RECONCILE_READY, API_COND_FALSE,
                       in->fail_reason && *in->fail_reason ? in->fail_reason : "Error", msg, gen,
                       now, err);
-    } else if (in->kind == ST_SYNCED && in->needs_power_cycle) {
-        rc = set_cond(conds, COND_RECONCILE_READY, API_COND_FALSE, "PowerCyclePending",
-                      "CPU or memory changes apply at the next power off", gen, now, err);
+    } else if (in->kind == ST_SYNCED &&
+               (in->needs_power_cycle || (in->pending_fields && *in->pending_fields))) {
+        snprintf(msg, sizeof(msg), "%s%s%s%s apply at the next power off",
+                 in->needs_power_cycle ? "CPU or memory changes" : "",
+                 in->needs_power_cycle && in->pending_fields && *in->pending_fields ? " and " : "",
+                 in->pending_fields && *in->pending_fields ? "changes of " : "",
+                 in->pending_fields ? in->pending_fields : "");
+        rc = set_cond(conds, COND_RECONCILE_READY, API_COND_FALSE, "PowerCyclePending", msg, gen,
+                      now, err);
     } else {
         rc = set_cond(conds, COND_RECONCILE_READY, API_COND_TRUE, NULL, NULL, gen, now, err);
     }

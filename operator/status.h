@@ -73,15 +73,24 @@ struct st_input {
     const char *fail_message;
     int needs_power_cycle;
     int power_unreachable;
+    /* other changes waiting for the VM to be off ("guestId,version"): ReconcileReady False
+     * PowerCyclePending names them; NULL / "" = none */
+    const char *pending_fields;
+    /* what the reconcile found it cannot do with a field the resolver accepted (a boot disk it
+     * will not shrink): joins VirtualMachineFieldsSupported (False, NotSupported); NULL: none */
+    const char *field_note;
     enum st_probe probe;
     const char *probe_message;
     const char *last_restart_time; /* set: status.lastRestartTime (a restart was just done) */
 };
 
-/* VirtualMachineClassConfigurationSynced (resize): with the VM present, True when the class's
- * CPU/memory are applied; False when they wait for a power cycle, reason ST_REASON_CLASS_CHANGED
- * (spec.className differs from status.class), ST_REASON_SAME_CLASS_RESIZE (the
- * same-class-resize annotation is set) or ST_REASON_CLASS_UPDATED (the class itself changed). */
+/* VirtualMachineClassConfigurationSynced (resize): with the VM present, False with
+ * ST_REASON_CLASS_UPDATED and the resolver's message when the class changed under a VM without the
+ * same-class-resize annotation (rs->desired.class_held: nothing of the class is applied); else
+ * True when the class's CPU/memory are applied; False when they wait for a power cycle, reason
+ * ST_REASON_CLASS_CHANGED (spec.className differs from status.class), ST_REASON_SAME_CLASS_RESIZE
+ * (the same-class-resize annotation is set) or ST_REASON_CLASS_UPDATED (the class itself
+ * changed). */
 #define ST_ANNOT_SAME_CLASS_RESIZE  "vmoperator.vmware.com/same-vm-class-resize"
 #define ST_REASON_CLASS_CHANGED     "ClassNameChanged"
 #define ST_REASON_CLASS_UPDATED     "ClassUpdated"

@@ -1620,7 +1620,7 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
     unsigned changed = 0;
     int64_t mhz = 0;
     int live, watching;
-    char reason[RS_REASON_MAX], probe_msg[256];
+    char reason[RS_REASON_MAX], probe_msg[256], pending[160], field_note[256];
     vmop_rc rc, arc;
     struct timespec now;
 
@@ -1766,6 +1766,17 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
                  : &so;
     si.needs_power_cycle = out.needs_power_cycle;
     si.power_unreachable = out.power_unreachable;
+    if (out.created)
+        res.desired.class_held = 0; /* a new VM gets the class as it is now */
+    pl_fields_str(out.deferred_fields & ~PL_F_HARDWARE, pending, sizeof(pending));
+    si.pending_fields = pending;
+    if (out.disk_not_shrunk) {
+        snprintf(field_note, sizeof(field_note),
+                 "spec.advanced.bootDiskCapacity (%lld MiB) is below the boot disk's %lld MiB "
+                 "(disks are never shrunk)",
+                 (long long)res.desired.boot_disk_mb, out.disk_kb / 1024);
+        si.field_note = field_note;
+    }
     si.probe = eval_probe(r, &so, &out.obs, probe_msg, sizeof(probe_msg));
     si.probe_message = probe_msg;
     probe_transition_event(r, si.probe, probe_msg);
@@ -1838,7 +1849,8 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
     }
     si.kind = ST_SYNCED;
     rc = write_status(r, &si, err);
-    if (rc == VMOP_OK && so.present && !out.needs_power_cycle)
+    /* a class held back (resolve.h) keeps the annotation of the class version that sized it */
+    if (rc == VMOP_OK && so.present && !out.needs_power_cycle && !res.desired.class_held)
         rc = record_resized_class(r, err);
     if (rc != VMOP_OK)
         goto out;

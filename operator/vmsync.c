@@ -601,6 +601,53 @@ static void nic_order(const struct vim_vm *vm, size_t *idx, size_t n)
         }
 }
 
+static const char *extra_get(const void *ud, const char *key)
+{
+    return vim_vm_extra_config(ud, key);
+}
+
+/* The boot disk: the disk with the lowest device key, or NULL. */
+static const struct vim_disk *boot_disk(const struct vim_vm *vm)
+{
+    const struct vim_disk *b = NULL;
+    for (size_t i = 0; i < vm->n_disks; i++)
+        if (vm->disks[i].key > 0 && (!b || vm->disks[i].key < b->key))
+            b = &vm->disks[i];
+    return b;
+}
+
+/* guestId, firmware, version, CBT, bootOptions, the boot disk, extraConfig for the planner. */
+static void obs_config(const struct vim_vm *vm, int hw_version, struct pl_obs *ret)
+{
+    static const char *const kinds[] = {
+        [RS_BOOT_DISK] = "VirtualMachineBootOptionsBootableDiskDevice",
+        [RS_BOOT_NETWORK] = "VirtualMachineBootOptionsBootableEthernetDevice",
+        [RS_BOOT_CDROM] = "VirtualMachineBootOptionsBootableCdromDevice",
+    };
+    const struct vim_disk *disk = boot_disk(vm);
+    ret->guest_id = vm->guest_id;
+    ret->firmware = vm->firmware;
+    ret->hw_version = hw_version;
+    ret->cbt = vm->change_tracking;
+    ret->boot.delay_ms = vm->boot.delay_ms;
+    ret->boot.retry_delay_ms = vm->boot.retry_delay_ms;
+    ret->boot.retry = vm->boot.retry;
+    ret->boot.efi_secure_boot = vm->boot.efi_secure_boot;
+    ret->boot.network_protocol = vm->boot.network_protocol;
+    for (size_t i = 0; i < vm->boot.n_order && ret->boot.n_order < PL_MAX_BOOT; i++) {
+        struct pl_boot_entry *e = &ret->boot.order[ret->boot.n_order++];
+        e->kind = -1;
+        for (int k = 0; k < 3; k++)
+            if (vm->boot.order[i].type && !strcmp(vm->boot.order[i].type, kinds[k]))
+                e->kind = k;
+        e->device_key = vm->boot.order[i].device_key;
+    }
+    ret->disk_key = disk ? disk->key : 0;
+    ret->disk_kb = disk ? disk->capacity_kb : 0;
+    ret->extra_get = extra_get;
+    ret->extra_ud = vm;
+}
+
 vmop_rc vs_obs_to_plan(const struct vs_obs *o, struct pl_obs *ret, struct vmop_err *err)
 {
     const struct vim_vm *vm;
@@ -642,6 +689,7 @@ vmop_rc vs_obs_to_plan(const struct vs_obs *o, struct pl_obs *ret, struct vmop_e
     ret->userdata = o->userdata;
     ret->userdata_len = o->userdata_len;
     ret->userdata_encoding = vim_vm_extra_config(vm, GI_KEY_USERDATA_ENCODING);
+    obs_config(vm, vs_hw_version(o), ret);
     return VMOP_OK;
 }
 
@@ -791,6 +839,87 @@ static vmop_rc cs_guestinfo(struct vim_config_spec *cs, const char *key, const c
     return rc ? vmop_fail(err, rc, "config spec: %s", vmop_rc_str(rc)) : VMOP_OK;
 }
 
+/* The adapter type of a NIC vmop adds: the class's (by position), else VMXNet3. */
+static const char *nic_type(const struct rs_desired *d, size_t i)
+{
+    return i < d->n_nics && nonempty(d->nics[i].device_type) ? d->nics[i].device_type : NULL;
+}
+
+/* guestId, firmware, bootOptions, changeTrackingEnabled, the class's extraConfig, the boot disk.
+ * A bad value (the resolver passes the spec's text) fails the step with a message naming it. */
+static vmop_rc cs_config(struct vim_config_spec *cs, const struct rs_desired *d,
+                         const struct vs_obs *obs, unsigned f, struct vmop_err *err)
+{
+    vmop_rc rc = VMOP_OK;
+    if ((f & PL_F_GUEST_ID) && d->guest_id && vim_cs_guest_id(cs, d->guest_id))
+        return vmop_fail_fault(err, VMOP_E_INVALID, "InvalidArgument", 0,
+                               "guestId \"%.64s\" is not a guest OS identifier", d->guest_id);
+    if ((f & PL_F_FIRMWARE) && d->firmware && vim_cs_firmware(cs, d->firmware))
+        return vmop_fail_fault(err, VMOP_E_INVALID, "InvalidArgument", 0,
+                               "firmware \"%.16s\" is not bios or efi", d->firmware);
+    if ((f & PL_F_CBT) && d->cbt != RS_UNSET)
+        vim_cs_change_tracking(cs, d->cbt == RS_YES);
+    if ((f & PL_F_BOOT_OPTIONS) && d->boot.set) {
+        struct pl_obs po;
+        struct pl_boot_entry pe[RS_MAX_BOOT_ORDER];
+        struct vim_boot_entry order[RS_MAX_BOOT_ORDER];
+        struct vim_boot_spec b = {.delay_ms = d->boot.delay_ms,
+                                  .retry_delay_ms = d->boot.retry_delay_ms,
+                                  .enter_setup = -1,
+                                  .efi_secure_boot = d->boot.efi_secure_boot == RS_UNSET
+                                                         ? -1
+                                                         : d->boot.efi_secure_boot == RS_YES,
+                                  .retry = d->boot.retry == RS_UNSET ? -1 : d->boot.retry == RS_YES,
+                                  .network_protocol = d->boot.network_protocol,
+                                  .set_order = d->boot.has_order,
+                                  .order = order};
+        int waits = 0;
+        rc = vs_obs_to_plan(obs, &po, err);
+        if (rc)
+            return rc;
+        b.n_order = pl_boot_order(d, &po, pe, &waits);
+        for (size_t i = 0; i < b.n_order; i++) {
+            order[i].kind = pe[i].kind == RS_BOOT_NETWORK ? VIM_BOOT_ETHERNET
+                            : pe[i].kind == RS_BOOT_DISK  ? VIM_BOOT_DISK
+                                                          : VIM_BOOT_CDROM;
+            order[i].device_key = pe[i].device_key;
+        }
+        rc = vim_cs_boot_options(cs, &b);
+        if (rc)
+            return vmop_fail(err, rc, "bootOptions: %s", vmop_rc_str(rc));
+    }
+    for (size_t i = 0; !rc && (f & PL_F_EXTRA_CONFIG) && i < d->n_extra; i++) {
+        rc = vim_cs_extra_config(cs, d->extra[i].key, d->extra[i].value);
+        if (rc)
+            return vmop_fail(err, rc, "extraConfig %.64s: %s", d->extra[i].key, vmop_rc_str(rc));
+    }
+    if ((f & PL_F_BOOT_DISK) && d->boot_disk_mb > 0) {
+        const struct vim_disk *disk = boot_disk(obs->vm);
+        if (!disk)
+            return vmop_fail(err, VMOP_E_INTERNAL,
+                             "a disk change was planned for a VM without disks");
+        rc = vim_cs_disk_capacity(cs, disk, (long long)d->boot_disk_mb * 1024);
+        if (rc)
+            return vmop_fail(err, rc, "boot disk %d: %s", disk->key, vmop_rc_str(rc));
+    }
+    return VMOP_OK;
+}
+
+/* UpgradeVM_Task to the planned version; a VM already there is done. */
+static vmop_rc do_upgrade(struct vs_ctx *ctx, const struct vim_moref *vm, int version,
+                          struct vmop_err *err)
+{
+    char v[16];
+    vmop_rc rc;
+    snprintf(v, sizeof(v), "vmx-%d", version);
+    rc = vim_vm_upgrade(ctx->client, vm, v, err);
+    if (rc == VMOP_E_FAULT && vmop_err_is_fault(err, "AlreadyUpgraded")) {
+        vmop_err_clear(err);
+        return VMOP_OK;
+    }
+    return rc;
+}
+
 static vmop_rc do_reconfigure(struct vs_ctx *ctx, const struct rs_desired *d,
                               const struct pl_backing *bk, const struct vs_obs *obs,
                               const struct pl_plan *plan, const struct pl_action *a,
@@ -827,7 +956,7 @@ static vmop_rc do_reconfigure(struct vs_ctx *ctx, const struct rs_desired *d,
             break;
         }
         if (op->op == PL_NIC_ADD)
-            rc = vim_cs_nic_add_dvpg(cs, NULL, bk[op->desired].switch_uuid,
+            rc = vim_cs_nic_add_dvpg(cs, nic_type(d, op->desired), bk[op->desired].switch_uuid,
                                      bk[op->desired].portgroup_key,
                                      spec && nonempty(spec->mac_addr) ? spec->mac_addr : NULL);
         else if (op->op == PL_NIC_EDIT)
@@ -846,6 +975,8 @@ static vmop_rc do_reconfigure(struct vs_ctx *ctx, const struct rs_desired *d,
     }
     if (!rc && (f & PL_F_NAMESPACED_NAME))
         rc = vim_cs_extra_config(cs, PL_KEY_NAMESPACED, d->namespaced_name);
+    if (!rc)
+        rc = cs_config(cs, d, obs, f, err);
     if (rc && err && err->rc == VMOP_OK)
         rc = vmop_fail(err, rc, "config spec: %s", vmop_rc_str(rc));
     if (!rc && (f & PL_F_METADATA)) {
@@ -1005,7 +1136,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
         rc = vs_observe(ctx, unique_id, d->instance_uuid, &ret->obs, err);
     }
     while (!rc && again) {
-        struct pl_input in = {d, bk, &po};
+        struct pl_input in = {d, bk, &po, ret->created};
         again = 0;
         step = "plan";
         pl_plan_free(&plan);
@@ -1017,6 +1148,8 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
         ret->needs_power_cycle = plan.needs_power_cycle;
         ret->deferred_fields = plan.deferred_fields;
         ret->power_unreachable = plan.power_unreachable;
+        ret->disk_not_shrunk = plan.disk_not_shrunk;
+        ret->disk_kb = plan.disk_kb;
         for (size_t i = 0; i < plan.n && !rc; i++) {
             const struct pl_action *a = &plan.actions[i];
             struct vim_moref vm;
@@ -1060,6 +1193,9 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
             case PL_POWER_OFF:
             case PL_SUSPEND:
                 rc = do_power(ctx, &ret->obs.vm->ref, a, err);
+                break;
+            case PL_UPGRADE:
+                rc = do_upgrade(ctx, &ret->obs.vm->ref, a->hw_version, err);
                 break;
             case PL_DESTROY:
             case PL_REOBSERVE:

@@ -91,7 +91,10 @@ struct vs_outcome {
     int created;              /* this call cloned the VM */
     int changed;              /* this call changed something in vCenter */
     int needs_power_cycle;    /* numCPUs/memoryMB differ on a running VM and were not applied */
-    unsigned deferred_fields; /* PL_F_* of those */
+    unsigned deferred_fields; /* PL_F_* of those, and of the other fields that wait for the VM
+                               * to be off (guestId, firmware, bootOptions, version) */
+    int disk_not_shrunk;      /* bootDiskCapacity is below the boot disk (disk_kb): not shrunk */
+    long long disk_kb;        /* the boot disk's capacity in KB */
     int power_unreachable;    /* the power state asked for cannot be reached (see plan.h) */
     char done[VS_DONE_MAX];   /* what was done, for an event: "create, reconfigure(numCPUs),
                                * power-on"; "" when nothing */

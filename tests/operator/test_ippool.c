@@ -336,7 +336,7 @@ START_TEST(vm_nics_mixed)
         vm_from("{\"metadata\":{\"name\":\"web-0\",\"namespace\":\"tenant-a\",\"annotations\":{"
                 "\"infra.vmop.io/ipv4.eth1\":\"tenant-net:192.168.10.150/24\","
                 "\"infra.vmop.io/ipv4.eth4\":\"backend:10.0.0.5/24\"}},"
-                "\"spec\":{\"network\":{\"interfaces\":["
+                "\"spec\":{\"bootstrap\":{\"cloudInit\":{}},\"network\":{\"interfaces\":["
                 "{\"name\":\"eth0\",\"network\":{\"name\":\"tenant-net\"}},"
                 "{\"name\":\"eth1\"},"
                 "{\"name\":\"eth2\",\"network\":{\"name\":\"tenant-net\"},\"dhcp4\":true},"
@@ -393,8 +393,8 @@ START_TEST(vm_nics_bad_annotation)
         struct vmop_err err = {0};
         snprintf(text, sizeof(text),
                  "{\"metadata\":{\"name\":\"w\",\"namespace\":\"tenant-a\",\"annotations\":{"
-                 "\"infra.vmop.io/ipv4.eth0\":\"%s\"}},\"spec\":{\"network\":{\"interfaces\":["
-                 "{\"name\":\"eth0\"}]}}}",
+                 "\"infra.vmop.io/ipv4.eth0\":\"%s\"}},\"spec\":{\"bootstrap\":{\"cloudInit\":{}},"
+                 "\"network\":{\"interfaces\":[{\"name\":\"eth0\"}]}}}",
                  vals[i]);
         vm = vm_from(text);
         ck_assert_int_eq(ippool_vm_nics(vm, b, nics, &n, &err), VMOP_E_INVALID);
@@ -402,6 +402,29 @@ START_TEST(vm_nics_bad_annotation)
         ck_assert_uint_eq(n, 99);
         api_vm_free(vm);
     }
+    api_binding_free(b);
+}
+END_TEST
+
+/* A VM without a cloud-init bootstrap: the guest could not receive a pool address, so none is
+ * asked for (an annotation is not even read). */
+START_TEST(vm_nics_no_bootstrap)
+{
+    struct api_binding *b = binding_with_pool(good_pool);
+    struct api_vm *vm =
+        vm_from("{\"metadata\":{\"name\":\"w\",\"namespace\":\"tenant-a\",\"annotations\":{"
+                "\"infra.vmop.io/ipv4.eth1\":\"garbage\"}},"
+                "\"spec\":{\"network\":{\"interfaces\":[{\"name\":\"eth0\"},{\"name\":\"eth1\"},"
+                "{\"name\":\"eth2\",\"dhcp4\":true}]}}}");
+    struct ippool_nic nics[API_VM_MAX_NICS];
+    size_t n = 0;
+    struct vmop_err err = {0};
+    ck_assert_int_eq(ippool_vm_nics(vm, b, nics, &n, &err), VMOP_OK);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(nics[0].state, IPPOOL_NIC_NO_BOOTSTRAP);
+    ck_assert_int_eq(nics[1].state, IPPOOL_NIC_NO_BOOTSTRAP);
+    ck_assert_int_eq(nics[2].state, IPPOOL_NIC_UNMANAGED);
+    api_vm_free(vm);
     api_binding_free(b);
 }
 END_TEST
@@ -714,6 +737,7 @@ int main(void)
     tcase_add_test(tc, annotations);
     tcase_add_test(tc, vm_nics_mixed);
     tcase_add_test(tc, vm_nics_bad_annotation);
+    tcase_add_test(tc, vm_nics_no_bootstrap);
     tcase_add_test(tc, registry_reserve_release);
     tcase_add_test(tc, registry_settle);
     tcase_add_test(tc, concurrent_no_duplicates);
