@@ -224,6 +224,31 @@ static void wait_ip(struct vim_client *c, const struct vim_moref *vm)
     }
 }
 
+/* Waits until the guest player reported vm's tools as not running (it does so about 100 ms after
+ * a power-off, a change the feed sees too), then until the feed has been quiet for 500 ms. */
+static void wait_tools_off_quiet(struct vim_client *c, const struct vim_moref *vm, struct rec *r)
+{
+    long long t0 = vmop_test_now_ms();
+    int total;
+
+    for (;;) {
+        struct vim_vm *v = NULL;
+        struct vmop_err err = {0};
+        int on;
+        ck_assert_msg(vim_vm_get(c, vm, &v, &err) == VMOP_OK, "get: %s", err.msg);
+        on = v->tools_running && strcmp(v->tools_running, "guestToolsRunning") == 0;
+        vim_vm_free(v);
+        if (!on)
+            break;
+        ck_assert_msg(vmop_test_now_ms() - t0 < 10000, "tools still running after 10 s");
+        vmop_test_sleep_ms(50);
+    }
+    do {
+        total = rec_total(r);
+        vmop_test_sleep_ms(500);
+    } while (rec_total(r) != total && vmop_test_now_ms() - t0 < 10000);
+}
+
 static struct vcfeed *feed_start(struct vim_client *c, const char *const *containers,
                                  const char *const *props, struct rec *r, int max_wait_s,
                                  int skip_initial)
@@ -318,7 +343,9 @@ START_TEST(test_events)
     ck_assert_int_lt(stop_timed(f2), 2000);
     vcfeed_free(f2);
 
-    /* Destroy: LEAVE is enqueued with the cached name. */
+    /* Destroy: LEAVE is enqueued with the cached name. (First let the power-off's later changes
+     * through, so the next enqueue of vm-a is the LEAVE's.) */
+    wait_tools_off_quiet(c, &a, &r);
     before = rec_count(&r, "ns1/vm-a");
     ck_assert_msg(vim_vm_destroy(c, &a, &err) == VMOP_OK, "destroy: %s", err.msg);
     ck_assert_msg(wait_key(&r, "ns1/vm-a", before, BOUND_MS) >= 0, "destroy not enqueued");

@@ -8,7 +8,7 @@
 //   - powered on, address already there but tools not running (a restart): tools running again;
 //   - not powered on with tools running: tools not running, heartbeat gray (the address is kept, as vcsim does).
 //
-// Changes go through simulator.Map.Update under the VM's lock, so WaitForUpdatesEx clients see them.
+// Changes go through Context.Update (the model's registry) under the VM's lock, so WaitForUpdatesEx clients see them.
 package main
 
 import (
@@ -76,7 +76,7 @@ func firstNIC(vm *simulator.VirtualMachine) (int32, string, bool) {
 // warned remembers VMs whose metadata did not parse, so the log gets one line per VM and value.
 var warned = map[string]string{}
 
-func playVM(vm *simulator.VirtualMachine, pool *ipPool) {
+func playVM(ctx *simulator.Context, vm *simulator.VirtualMachine, pool *ipPool) {
 	if vm.Config == nil || vm.Config.Template {
 		return
 	}
@@ -93,7 +93,7 @@ func playVM(vm *simulator.VirtualMachine, pool *ipPool) {
 
 	if vm.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
 		if running {
-			simulator.Map.Update(vm, []types.PropertyChange{
+			ctx.Update(vm, []types.PropertyChange{
 				{Name: "guest.toolsRunningStatus", Val: string(types.VirtualMachineToolsRunningStatusGuestToolsNotRunning)},
 				{Name: "summary.guest.toolsRunningStatus", Val: string(types.VirtualMachineToolsRunningStatusGuestToolsNotRunning)},
 				{Name: "guest.toolsStatus", Val: types.VirtualMachineToolsStatusToolsNotRunning},
@@ -106,7 +106,7 @@ func playVM(vm *simulator.VirtualMachine, pool *ipPool) {
 	}
 	if hasIP {
 		if !running {
-			simulator.Map.Update(vm, toolsOn)
+			ctx.Update(vm, toolsOn)
 		}
 		return
 	}
@@ -157,18 +157,22 @@ func playVM(vm *simulator.VirtualMachine, pool *ipPool) {
 		nets[0] = first
 		changes = append(changes, types.PropertyChange{Name: "guest.net", Val: nets})
 	}
-	simulator.Map.Update(vm, changes)
+	ctx.Update(vm, changes)
 }
 
-func guestPlayer() {
+func guestPlayer(m *simulator.Model) {
 	pool := &ipPool{byVM: map[string]string{}}
+	// The player's own context: a copy of the service context (same registry and session), so it is its
+	// own lock holder and never shares a VM lock with a SOAP handler or a task goroutine.
+	c := *m.Service.Context
+	ctx := &c
 	for range time.Tick(100 * time.Millisecond) {
-		for _, e := range simulator.Map.All("VirtualMachine") {
+		for _, e := range ctx.Map.All("VirtualMachine") {
 			vm, ok := e.(*simulator.VirtualMachine)
 			if !ok {
 				continue
 			}
-			simulator.Map.WithLock(vm, func() { playVM(vm, pool) })
+			ctx.WithLock(vm, func() { playVM(ctx, vm, pool) })
 		}
 	}
 }

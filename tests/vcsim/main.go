@@ -1,4 +1,4 @@
-// main.go: vcsim-launcher, the govmomi vCenter simulator (Debian's govmomi 0.24) as a test fixture for vmop.
+// main.go: vcsim-launcher, the govmomi vCenter simulator (govmomi as pinned in go.mod) as a test fixture for vmop.
 //
 // Owns: flag parsing, building the VPX model, serving it on loopback (plain or TLS), printing the one JSON
 // line that tells the test harness where everything is, and cleaning up (model.Remove) on SIGTERM/SIGINT or
@@ -155,7 +155,7 @@ func colonHex(b []byte) string {
 func inventoryPath(ref types.ManagedObjectReference) string {
 	var parts []string
 	for i := 0; i < 64; i++ {
-		obj := simulator.Map.Get(ref)
+		obj := model.Map().Get(ref)
 		e, ok := obj.(mo.Entity)
 		if !ok {
 			break
@@ -173,7 +173,7 @@ func inventoryPath(ref types.ManagedObjectReference) string {
 // sortedEntities returns all entities of a kind in creation order (shorter names first, then by name,
 // so DC0_DVPG2 comes before DC0_DVPG10).
 func sortedEntities(kind string) []mo.Entity {
-	all := simulator.Map.All(kind)
+	all := model.Map().All(kind)
 	sort.Slice(all, func(i, j int) bool {
 		a, b := all[i].Entity().Name, all[j].Entity().Name
 		if len(a) != len(b) {
@@ -332,10 +332,16 @@ func main() {
 	m.Machine = *vms
 	m.Datastore = *datastores
 	m.Autostart = bool(*autostart)
-	simulator.SessionIdleTimeout = *idle
 	model = m
 	if err := m.Create(); err != nil {
 		fatalf("model create: %v", err)
+	}
+	if *idle > 0 {
+		// The SOAP and REST session managers read this setting at each login (a Go duration string).
+		om := m.Map().OptionManager()
+		om.UpdateOptions(&types.UpdateOptions{ChangedValue: []types.BaseOptionValue{
+			&types.OptionValue{Key: "config.vmacore.soap.sessionTimeout", Value: idle.String()},
+		}})
 	}
 
 	m.Service.RegisterEndpoints = true
@@ -382,7 +388,7 @@ func main() {
 	m.DelayConfig.DelayJitter = *jitter
 
 	if *guestIP {
-		go guestPlayer()
+		go guestPlayer(m)
 	}
 
 	line, err := json.Marshal(&r)

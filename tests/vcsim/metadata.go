@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/ioutil"
 	"net"
 	"sort"
 	"strconv"
@@ -48,7 +47,7 @@ func decodeEncoded(data, encoding string) ([]byte, error) {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
 		defer zr.Close()
-		out, err := ioutil.ReadAll(io.LimitReader(zr, maxMetadataSize+1))
+		out, err := io.ReadAll(io.LimitReader(zr, maxMetadataSize+1))
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}

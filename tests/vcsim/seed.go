@@ -10,8 +10,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io/ioutil"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/vmware/govmomi"
@@ -61,7 +61,7 @@ func seedLibraries(sdk *url.URL, r *readyLine, ovfPath string) ([]libraryInfo, *
 	if ovfPath == "" {
 		return nil, nil, fmt.Errorf("no OVF descriptor: pass -ovf")
 	}
-	desc, err := ioutil.ReadFile(ovfPath)
+	desc, err := os.ReadFile(ovfPath)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -90,9 +90,9 @@ func seedLibraries(sdk *url.URL, r *readyLine, ovfPath string) ([]libraryInfo, *
 	mkLib := func(name, desc string) (string, error) {
 		return lm.CreateLibrary(ctx, library.Library{
 			Name:        name,
-			Description: desc,
+			Description: &desc,
 			Type:        "LOCAL",
-			Storage:     []library.StorageBackings{{DatastoreID: ds, Type: "DATASTORE"}},
+			Storage:     []library.StorageBacking{{DatastoreID: ds, Type: "DATASTORE"}},
 		})
 	}
 

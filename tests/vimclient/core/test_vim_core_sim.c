@@ -203,11 +203,12 @@ START_TEST(faults_from_calls)
     struct vmop_err err = {0};
     struct vim_moref vm = find_path(c, "/DC0/vm/DC0_C0_RP0_VM0"), bad;
 
-    ck_assert_int_eq(vim_soap_call(c, "RebootGuest", &vm, NULL, VIM_RET_NONE, NULL, &err),
+    /* a vim25 method the simulator's VirtualMachine does not implement */
+    ck_assert_int_eq(vim_soap_call(c, "MountToolsInstaller", &vm, NULL, VIM_RET_NONE, NULL, &err),
                      VMOP_E_FAULT);
     ck_assert_str_eq(err.fault, "MethodNotFound");
     ck_assert_int_eq(err.http_status, 500);
-    ck_assert_ptr_nonnull(strstr(err.msg, "RebootGuest: MethodNotFound"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "MountToolsInstaller: MethodNotFound"));
 
     /* a missing object read alone is NOT_FOUND, with the fault kept */
     vmop_err_clear(&err);

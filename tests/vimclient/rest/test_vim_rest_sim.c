@@ -297,15 +297,19 @@ START_TEST(deploy_errors)
     ck_assert_uint_gt(strlen(err.fault), 0);
     vmop_err_clear(&err);
 
-    /* VM template into a pool that does not exist: a vAPI error */
+    /* VM template into a folder that does not exist: a vAPI error. (Not a pool that does not exist:
+     * the simulator's clone task then panics and takes the whole simulator down,
+     * tests/vcsim/README.md.) */
     spec.name = "rest-bad-2";
+    spec.resource_pool_id = p.pool.value;
+    spec.folder_id = "group-999999";
     ck_assert_int_ne(vim_library_deploy(c, tmpl->id, &spec, &vm, &err), VMOP_OK);
     ck_assert_str_eq(vm.value, "");
     ck_assert_uint_gt(strlen(err.msg), 0);
     vmop_err_clear(&err);
+    spec.folder_id = p.folder.value;
 
     /* unknown item, missing arguments */
-    spec.resource_pool_id = p.pool.value;
     ck_assert_int_eq(vim_library_deploy(c, "no-such-item", &spec, &vm, &err), VMOP_E_NOT_FOUND);
     vmop_err_clear(&err);
     spec.folder_id = NULL;

@@ -1,0 +1,37 @@
+#!/bin/sh
+# patchmod.sh SRCDIR OUTDIR GO: prepares OUTDIR/vcsim.mod (+ vcsim.sum) for `go build -modfile`: this
+# directory's go.mod with govmomi replaced by OUTDIR/govmomi, a tree of symlinks into the pinned module
+# in the module cache where only simulator/property_filter.go is a real file, with property_filter.patch
+# applied: a lock-order fix for a simulator deadlock (README.md, "Changes from 0.24"). The module
+# cache stays untouched, and go.sum still pins what is downloaded. Test infrastructure only.
+# Fails loudly when the patch no longer applies (after a govmomi bump): check whether the new release
+# has the fix (govmomi PR #4109) and then drop this step, or refresh the patch.
+set -eu
+src=$(cd "$1" && pwd) out=$2 go=$3
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+# download is a no-op when the module cache has it; list then names its directory
+(cd "$src" && "$go" mod download github.com/vmware/govmomi)
+dir=$(cd "$src" && "$go" list -m -f '{{.Dir}}' github.com/vmware/govmomi)
+if [ -z "$dir" ] || [ ! -f "$dir/simulator/property_filter.go" ]; then
+    echo "patchmod.sh: govmomi's simulator/property_filter.go not found (module dir '$dir')" >&2
+    exit 1
+fi
+rm -rf "$out/govmomi"
+cp -rs "$dir" "$out/govmomi"
+find "$out/govmomi" -type d -exec chmod u+w {} +
+f="$out/govmomi/simulator/property_filter.go"
+rm -f "$f"
+cp "$dir/simulator/property_filter.go" "$f"
+chmod u+w "$f"
+if ! patch --quiet --no-backup-if-mismatch "$f" "$src/property_filter.patch"; then
+    echo "patchmod.sh: property_filter.patch does not apply to $dir (see the comment in this script)" >&2
+    exit 1
+fi
+{
+    cat "$src/go.mod"
+    printf '\n// Added by patchmod.sh: the pinned module plus property_filter.patch.\n'
+    printf 'replace github.com/vmware/govmomi => %s\n' "$out/govmomi"
+} > "$out/vcsim.mod.tmp"
+cp "$src/go.sum" "$out/vcsim.sum"
+mv "$out/vcsim.mod.tmp" "$out/vcsim.mod"
