@@ -626,12 +626,15 @@ static void gone_cb(const char *refval, const char *nsname, void *user)
     emit(wk->feed, map_key(wk->feed, &ref, nsname));
 }
 
-static void process_batch(struct vcfeed_worker *wk, const struct vim_update_batch *b, int full,
-                          int suppress)
+/* One batch. A full set (the state of every VM in the container) starts with begin and, as a
+ * large set comes in pages, may end in a later batch (end): only then are the VMs it did not name
+ * gone. suppress: the set's changes are not enqueued (skip_initial). */
+static void process_batch(struct vcfeed_worker *wk, const struct vim_update_batch *b, int begin,
+                          int end, int suppress)
 {
     struct vcfeed *f = wk->feed;
 
-    if (full) {
+    if (begin) {
         vcfeed_cache_begin_full(&wk->cache);
         stat_add(f, &f->stats.resyncs, 1);
     }
@@ -662,7 +665,7 @@ static void process_batch(struct vcfeed_worker *wk, const struct vim_update_batc
         }
         free(ch.old_nsname);
     }
-    if (full) {
+    if (end) {
         wk->suppressing = suppress;
         vcfeed_cache_sweep(&wk->cache, gone_cb, wk);
         wk->suppressing = 0;
@@ -712,7 +715,7 @@ static void *worker_main(void *arg)
         struct vmop_err err = {0};
         struct vim_watch *w = NULL;
         uint64_t logins_seen;
-        int full = 1, stop;
+        int full = 1, in_set = 0, set_suppress = 0, stop;
 
         if (open_watch(wk, &w, &err) != VMOP_OK) {
             stat_error(f, &err);
@@ -762,10 +765,17 @@ static void *worker_main(void *arg)
             if (!full && logins != logins_seen && b.n && all_enter(&b))
                 full = 1;
             logins_seen = logins;
-            if (b.n || full)
-                process_batch(wk, &b, full, full && first_set && f->skip_initial);
-            if (full)
+            if (full) {
+                in_set = 1;
+                set_suppress = first_set && f->skip_initial;
+            }
+            /* The set ends with its first batch that is not truncated. */
+            if (b.n || full || in_set)
+                process_batch(wk, &b, full, in_set && !b.truncated, in_set && set_suppress);
+            if (in_set && !b.truncated) {
+                in_set = 0;
                 first_set = 0;
+            }
             /* A server that answers "nothing" at once instead of waiting must not make this a
              * busy loop. */
             if (!b.n && !full && f->max_wait_s >= 2 && mono_ms() - t0 < 1000 &&

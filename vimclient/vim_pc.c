@@ -13,8 +13,9 @@
  *
  * Watches: the objects a watch creates are session-scoped, so after a re-login they are gone; the
  * watch notices (generation change, ManagedObjectNotFound or NotAuthenticated) and builds them
- * again, and the next batch is then a full ENTER set. vcsim always answers version "-": the
- * version is only ever echoed back, never interpreted.
+ * again, and the next batch is then a full ENTER set. A large set comes in pages (truncated): the
+ * batch says so. vcsim answers version "-" (or "P" on a page): the version is only ever echoed
+ * back, never interpreted.
  */
 #include "vim_internal.h"
 
@@ -671,6 +672,7 @@ static vmop_rc parse_update_set(xmlNodePtr us, struct vim_update_batch *b, char 
         free(version);
         return rc;
     }
+    b->truncated = vim_xml_child_bool(us, "truncated", 0);
     *ret_version = version;
     return VMOP_OK;
 }

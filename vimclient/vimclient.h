@@ -435,6 +435,10 @@ struct vim_update {
 struct vim_update_batch {
     struct vim_update *items;
     size_t n;
+    /* The server holds more of this change set (UpdateSet.truncated): vCenter pages a large set,
+     * such as the first full state of a container with more than about 100 VMs, over several
+     * answers, each given at once by the next vim_watch_next. */
+    int truncated;
 };
 void vim_update_batch_free(struct vim_update_batch *b);
 
@@ -444,7 +448,8 @@ vmop_rc vim_watch_new(struct vim_client *c, const struct vim_moref *container,
                       const char *const *props, struct vim_watch **ret_watch, struct vmop_err *err);
 /* Waits up to max_wait_s seconds (bounded by the client's timeout) for changes. No change is
  * VMOP_OK with an empty batch. The first call returns the current state as ENTER updates.
- * Session expiry is handled (the filter is re-created and the next batch is a full ENTER set). */
+ * Session expiry is handled (the filter is re-created and the next batch is a full ENTER set).
+ * A full set may span several batches: every one but the last has truncated set. */
 vmop_rc vim_watch_next(struct vim_watch *w, int max_wait_s, struct vim_update_batch *ret_batch,
                        struct vmop_err *err);
 /* From another thread: makes a blocked vim_watch_next return VMOP_E_CANCELED soon. */

@@ -6,9 +6,10 @@
  * Covers: initial keys (names learned by a read when the map cannot map a VM), no enqueue storm
  * while nothing changes, power-off out of band, a guest IP published by the guest player, destroy
  * (LEAVE), a second container added and removed at runtime, prompt stop; session expiry (resync
- * without a storm, changes still seen); the simulator killed and restarted on the same port
- * (restart counted, gone VM enqueued, new VM seen); and the idle cost with ~50 VMs (printed).
- * Waits are bounded polls; the only fixed waits are the "nothing happens" windows.
+ * without a storm, changes still seen; and with more VMs than one page of updates); the simulator
+ * killed and restarted on the same port (restart counted, gone VM enqueued, new VM seen); and the
+ * idle cost with ~50 VMs (printed). Waits are bounded polls; the only fixed waits are the "nothing
+ * happens" windows.
  */
 #include <check.h>
 #include <pthread.h>
@@ -430,6 +431,49 @@ START_TEST(test_session_expiry)
 }
 END_TEST
 
+/* More VMs than one WaitForUpdatesEx answer holds (the simulator, like vCenter, pages a large
+ * update set: truncated=true, and the rest comes with the next calls). A resync after a session
+ * expiry is then one full set over several pages: VMs on the later pages are not gone. */
+START_TEST(test_session_expiry_paged)
+{
+    struct vcsim_opts so = {
+        .no_seed = 1, .session_idle_timeout_ms = 500, .vms = 60, .no_guest_ip = 1};
+    struct vcsim *sim = start_sim(&so);
+    struct vim_client *c = client_for(sim);
+    const char *const containers[] = {"/DC0/vm", NULL};
+    struct vim_moref vm;
+    struct vcfeed_stats st, st0;
+    struct rec r;
+    struct vcfeed *f;
+    uint64_t want;
+
+    rec_init(&r);
+    clone_vm(c, sim, "feed-p", "ns3/vm-p", 0, &vm);
+    f = feed_start(c, containers, NULL, &r, 2, 0);
+    ck_assert(wait_key(&r, "ns3/vm-p", 0, BOUND_MS) >= 0);
+    want = 1;
+    ck_assert(wait_stats(f, pred_resyncs, &want, BOUND_MS, &st0));
+    /* ~120 generated VMs, one name read each in the first set */
+    ck_assert_uint_gt(st0.updates, 100);
+    want = st0.resyncs + 2;
+    ck_assert_msg(wait_stats(f, pred_resyncs, &want, 20000, &st), "resyncs %llu",
+                  (unsigned long long)st.resyncs);
+    /* Nothing changed: no VM was dropped and entered again (that would read its name again)... */
+    ck_assert_msg(st.name_reads == st0.name_reads, "name reads %llu after the first set, %llu now",
+                  (unsigned long long)st0.name_reads, (unsigned long long)st.name_reads);
+    /* ... and ours was not enqueued again. */
+    ck_assert_int_eq(rec_count(&r, "ns3/vm-p"), 1);
+    ck_assert_uint_eq(st.restarts, 0);
+    printf("vcfeed: paged session expiry: %llu updates, %llu resyncs, %llu name reads\n",
+           (unsigned long long)st.updates, (unsigned long long)st.resyncs,
+           (unsigned long long)st.name_reads);
+    ck_assert_int_lt(stop_timed(f), 2000);
+    vcfeed_free(f);
+    vim_client_free(c);
+    vcsim_stop(sim, NULL);
+}
+END_TEST
+
 START_TEST(test_restart)
 {
     struct vcsim_opts so = {.no_seed = 1};
@@ -555,6 +599,7 @@ static Suite *suite(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, test_events);
     tcase_add_test(t, test_session_expiry);
+    tcase_add_test(t, test_session_expiry_paged);
     tcase_add_test(t, test_restart);
     tcase_add_test(t, test_idle_cost);
     suite_add_tcase(s, t);
