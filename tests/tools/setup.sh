@@ -20,5 +20,11 @@ if [ -n "$missing" ]; then
     # shellcheck disable=SC2086
     apt-get install -y -q --no-install-recommends $missing >/dev/null
 fi
-command -v kubectl >/dev/null 2>&1 || echo "setup: note: kubectl not found; end-to-end tests that need it will fail" >&2
+# Go builds the test infrastructure (simulator, control plane, fault proxy) from pinned modules;
+# Debian's golang-go (1.19) is too old for them: the machine's own Go 1.26 is needed.
+gov=$(go env GOVERSION 2>/dev/null || echo none)
+case $gov in
+go1.2[6-9]* | go1.[3-9][0-9]* | go[2-9]*) ;;
+*) echo "setup: Go 1.26 or newer is needed first in PATH (found: $gov)" >&2; exit 1 ;;
+esac
 exit 0
