@@ -1019,6 +1019,7 @@ vmop_rc rs_resolve(const struct rs_inputs *in, struct rs_result *ret, struct vmo
              vm->namespace_ ? vm->namespace_ : "", vm->name ? vm->name : "");
     ret->desired.bios_uuid = vm->bios_uuid;
     ret->desired.instance_uuid = vm->instance_uuid;
+    ret->desired.resource_uid = vm->uid;
     ret->desired.power = vm->power_state == API_POWER_UNSET ? API_POWER_ON : vm->power_state;
     ret->desired.power_off_mode = vm->power_off_mode;
     ret->desired.suspend_mode = vm->suspend_mode;

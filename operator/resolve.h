@@ -138,6 +138,7 @@ struct rs_desired {
     /* identity */
     const char *bios_uuid, *instance_uuid;
     char namespaced_name[2 * API_NAME_MAX]; /* "ns/name": ExtraConfig vmservice.namespacedName */
+    const char *resource_uid; /* metadata.uid: ExtraConfig vmop.uid (operator/ownership.h) */
     /* network */
     struct rs_nic nics[API_VM_MAX_NICS];
     size_t n_nics;

@@ -172,12 +172,24 @@ static int spec_power_matches(const struct api_vm *vm, const struct st_obs *o)
     return o->power == want;
 }
 
+/* A VM that is not the resource's holds its identity (fail_step ST_STEP_OWNERSHIP). */
+static int is_conflict(const struct st_input *in)
+{
+    return in->kind == ST_FAILED && in->fail_step && !strcmp(in->fail_step, ST_STEP_OWNERSHIP) &&
+           in->fail_reason && *in->fail_reason;
+}
+
 static vmop_rc set_ready(cJSON *conds, const struct st_input *in, long long gen, time_t now,
                          struct vmop_err *err)
 {
     const struct api_vm *vm = in->vm;
     const struct st_obs *o = in->obs;
     char msg[256];
+    if (is_conflict(in))
+        return set_cond(conds, COND_READY, API_COND_FALSE, in->fail_reason,
+                        "a virtual machine that is not this resource's holds its identity (see "
+                        "VirtualMachineCreated)",
+                        gen, now, err);
     if (in->kind == ST_NOT_READY && (!o || !o->present))
         return set_cond(conds, COND_READY, API_COND_FALSE, "NotReady",
                         "prerequisites are not met (see the other conditions)", gen, now, err);
@@ -286,6 +298,9 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
     /* VirtualMachineCreated */
     if (in->obs && in->obs->present) {
         rc = set_cond(conds, COND_CREATED, API_COND_TRUE, NULL, NULL, gen, now, err);
+    } else if (is_conflict(in)) {
+        rc = set_cond(conds, COND_CREATED, API_COND_FALSE, in->fail_reason,
+                      in->fail_message ? in->fail_message : "", gen, now, err);
     } else if (in->kind == ST_FAILED && in->fail_step &&
                (!strcmp(in->fail_step, "create") || !strcmp(in->fail_step, "storage") ||
                 ((!strcmp(in->fail_step, "lookup") || !strcmp(in->fail_step, "observe")) &&
@@ -368,8 +383,11 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
         rs_result_cond(in->rs, COND_RECONCILE_READY)->present) {
         /* already set above */
     } else if (in->kind == ST_FAILED) {
-        snprintf(msg, sizeof(msg), "%s failed: %s", in->fail_step ? in->fail_step : "reconcile",
-                 in->fail_message ? in->fail_message : "");
+        if (is_conflict(in)) /* not a failed step: the message says it all */
+            snprintf(msg, sizeof(msg), "%s", in->fail_message ? in->fail_message : "");
+        else
+            snprintf(msg, sizeof(msg), "%s failed: %s", in->fail_step ? in->fail_step : "reconcile",
+                     in->fail_message ? in->fail_message : "");
         rc = set_cond(conds, COND_RECONCILE_READY, API_COND_FALSE,
                       in->fail_reason && *in->fail_reason ? in->fail_reason : "Error", msg, gen,
                       now, err);

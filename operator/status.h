@@ -33,6 +33,9 @@
 #define ST_API_VERSION   "vmoperator.vmware.com/v1alpha5"
 #define ST_CLASS_KIND    "VirtualMachineClass"
 
+/* fail_step of an ownership conflict (= vmsync.h VS_STEP_OWNERSHIP) */
+#define ST_STEP_OWNERSHIP "ownership"
+
 struct st_nic {
     const char *name; /* spec interface name (by position), or NULL */
     int device_key;
@@ -68,7 +71,10 @@ struct st_input {
     const struct st_obs *obs;   /* NULL: not observed (the old observed fields stay) */
     const char *fail_step;      /* "create", "power-on", "lookup", ...; "storage" (the storage
                                  * policy cannot be satisfied) also sets
-                                 * VirtualMachineStorageReady False with fail_reason */
+                                 * VirtualMachineStorageReady False with fail_reason;
+                                 * ST_STEP_OWNERSHIP (a VM that is not the resource's holds its
+                                 * identity) sets VirtualMachineCreated and Ready False with
+                                 * fail_reason and fail_message as they are (pass obs NULL) */
     const char *fail_reason;    /* fault name or rc name, used as the condition reason */
     const char *fail_message;
     int needs_power_cycle;

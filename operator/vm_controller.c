@@ -21,6 +21,7 @@
 #include "kube_util.h"
 #include "log.h"
 #include "metrics.h"
+#include "ownership.h"
 #include "probe.h"
 #include "resolve.h"
 #include "status.h"
@@ -146,10 +147,21 @@ static void idx_sc(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ct
         emit(ctx, sc);
 }
 
+/* 1 when the resource reports an ownership conflict (VirtualMachineCreated False
+ * OwnershipConflict): its status.uniqueID may name a VM that is not its own. */
+static int in_conflict(const cJSON *obj)
+{
+    const cJSON *c = api_cond_get(jobj(jobj(obj, "status"), "conditions"), COND_CREATED);
+    const char *reason = jstr(c, "reason");
+    return reason && !strcmp(reason, OWN_REASON_CONFLICT);
+}
+
+/* status.uniqueID -> the resource, for the change feed's mapping; never for a resource in an
+ * ownership conflict, so a foreign VM its status names is not mapped to it */
 static void idx_uid(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ctx)
 {
     const char *uid = jstr(jobj(obj, "status"), "uniqueID");
-    if (uid && *uid)
+    if (uid && *uid && !in_conflict(obj))
         emit(ctx, uid);
 }
 
@@ -269,6 +281,13 @@ static void h_add(void *ud, const struct kube_obj *o)
     on_ref(ud, o);
 }
 
+/* status.uniqueID equal (both absent counts as equal: cJSON_Compare(NULL, NULL) is false) */
+static int same_unique_id(const cJSON *a, const cJSON *b)
+{
+    const char *x = jstr(jobj(a, "status"), "uniqueID"), *y = jstr(jobj(b, "status"), "uniqueID");
+    return (!x && !y) || (x && y && !strcmp(x, y));
+}
+
 static void h_update(void *ud, const struct kube_obj *old, const struct kube_obj *o)
 {
     struct inf_slot *s = ud;
@@ -278,7 +297,9 @@ static void h_update(void *ud, const struct kube_obj *old, const struct kube_obj
     if (s->id == I_VM && old != o) {
         const cJSON *a = kube_obj_json(old), *b = kube_obj_json(o);
         const cJSON *ma = jobj(a, "metadata"), *mb = jobj(b, "metadata");
-        if (cJSON_Compare(jobj(a, "spec"), jobj(b, "spec"), 1) &&
+        /* status.uniqueID too: one written by someone else (an administrator, a restore) is
+         * looked at at once (ownership: docs/design.md) */
+        if (cJSON_Compare(jobj(a, "spec"), jobj(b, "spec"), 1) && same_unique_id(a, b) &&
             cJSON_Compare(jobj(ma, "finalizers"), jobj(mb, "finalizers"), 1) &&
             cJSON_Compare(jobj(ma, "annotations"), jobj(mb, "annotations"), 1) &&
             cJSON_Compare(jobj(ma, "labels"), jobj(mb, "labels"), 1) &&
@@ -1232,39 +1253,61 @@ static int is_paused(const struct api_vm *vm)
     return cJSON_GetObjectItemCaseSensitive(vm->annotations, VMC_PAUSED_ANNOT) != NULL;
 }
 
+/* The identity and scope the delete path looks the VM up with (no resolve on delete). */
+static void delete_ident(struct rctx *r, struct rs_desired *d)
+{
+    memset(d, 0, sizeof(*d));
+    snprintf(d->namespaced_name, sizeof(d->namespaced_name), "%s/%s", r->ns,
+             r->vm->name ? r->vm->name : "");
+    d->instance_uuid = r->vm->instance_uuid;
+    d->resource_uid = r->vm->uid;
+    d->datacenter = r->binding ? r->binding->datacenter : NULL;
+    d->folder = r->binding ? r->binding->vm_folder : NULL;
+}
+
 static vmop_rc do_delete(struct rctx *r, struct vmop_err *err)
 {
-    int gone = 0;
+    struct vs_deleted del = {0};
     vmop_rc rc;
     const char *uid = r->vm->status_unique_id, *iu = r->vm->instance_uuid;
     if (!has_finalizer(r->vm->obj))
         return VMOP_OK;
     if ((!uid || !*uid) && (!iu || !*iu)) {
-        gone = 1; /* never identified: nothing can exist in vCenter */
+        del.gone = 1; /* never identified: nothing can exist in vCenter */
     } else {
         rc = connect_vc(r, err);
         if (rc == VMOP_E_NOT_FOUND && (!uid || !*uid) && r->binding == NULL) {
             /* no binding and never created: nothing to delete */
             vmop_err_clear(err);
-            gone = 1;
+            del.gone = 1;
         } else if (rc != VMOP_OK) {
             event(r, "Warning", "DeleteFailed", "cannot reach vCenter: %s", err->msg);
             return rc;
         } else {
-            rc = vs_delete(vc_conn_sync(r->conn), uid, iu, r->vm->power_off_mode, &gone, err);
+            struct rs_desired d;
+            delete_ident(r, &d);
+            rc = vs_delete(vc_conn_sync(r->conn), &d, uid, r->vm->power_off_mode, &del, err);
             if (rc != VMOP_OK) {
                 event(r, "Warning", "DeleteFailed", "delete failed%s%s: %s",
                       err->fault[0] ? " with " : "", err->fault, err->msg);
                 return rc;
             }
-            if (gone) {
+            if (del.foreign.found) {
+                event(r, "Warning", OWN_REASON_CONFLICT,
+                      "VM %s is not this resource's (%s): left untouched in vCenter; the "
+                      "VirtualMachine is deleted without it",
+                      del.foreign.ref, del.foreign.why);
+                vlog(VLOG_WARN, LOGGER, r->key, "delete: %s is not ours (%s): left untouched",
+                     del.foreign.ref, del.foreign.why);
+            }
+            if (del.destroyed || !del.foreign.found) { /* destroyed, or already gone */
                 __atomic_add_fetch(&r->c->deletes, 1, __ATOMIC_RELAXED);
                 event(r, "Normal", "Deleted", "virtual machine deleted from vCenter");
                 vlog(VLOG_INFO, LOGGER, r->key, "deleted from vCenter");
             }
         }
     }
-    if (!gone)
+    if (!del.gone)
         return vmop_fail(err, VMOP_E_INTERNAL, "virtual machine still present after delete");
     rc = set_finalizer(r, 0, err);
     if (rc == VMOP_E_NOT_FOUND) {
@@ -1607,6 +1650,29 @@ static vmop_rc record_resized_class(struct rctx *r, struct vmop_err *err)
     return rc;
 }
 
+/* A VM that is not this resource's holds its identity (vmsync.h vs_outcome.conflict): nothing
+ * was done in vCenter and nothing is created. VirtualMachineCreated False OwnershipConflict, a
+ * Warning event when the condition is new, the observed status fields left as they were (nothing
+ * of the foreign VM goes into status). Not a failure to retry with backoff (a person resolves
+ * it: docs/troubleshooting.md); looked at again now and then. */
+static vmop_rc report_conflict(struct rctx *r, struct st_input *si, const struct vs_outcome *out,
+                               struct vmop_err *err)
+{
+    prober_remove(r->c->prober, r->key);
+    si->kind = ST_FAILED;
+    si->obs = NULL;
+    si->fail_step = VS_STEP_OWNERSHIP;
+    si->fail_reason = OWN_REASON_CONFLICT;
+    si->fail_message = out->message;
+    if (!in_conflict(r->vm->obj)) {
+        event(r, "Warning", OWN_REASON_CONFLICT, "%s", out->message);
+        vlog(VLOG_WARN, LOGGER, r->key, "ownership conflict: %s", out->message);
+    }
+    vmop_err_clear(err);
+    r->requeue_ms = unwatched_requeue_ms(r->vm->obj);
+    return write_status(r, si, err);
+}
+
 static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
 {
     struct rs_refs refs;
@@ -1758,6 +1824,10 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
     pool_fill(r, &res.desired);
 
     arc = vs_apply(vc_conn_sync(r->conn), &res.desired, r->vm->status_unique_id, &out, err);
+    if (arc != VMOP_OK && out.conflict) {
+        rc = report_conflict(r, &si, &out, err);
+        goto out;
+    }
     to_st_obs(r->vm, &out.obs, &so);
     /* a failed lookup/observe says nothing about the VM: keep the observed fields as they are */
     si.obs = arc != VMOP_OK &&
@@ -1786,6 +1856,18 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
               "virtual machine %s was not found in vCenter (deleted outside vmop): recreated as "
               "%s with the same identity",
               r->vm->status_unique_id, so.unique_id ? so.unique_id : "");
+    }
+    if (out.foreign.found && so.present) /* the status.uniqueID hint named another VM */
+        event(r, "Warning", OWN_REASON_CONFLICT,
+              "status.uniqueID named VM %s, which is not this resource's (%s): ignored and left "
+              "untouched; this resource's VM is %s",
+              out.foreign.ref, out.foreign.why, so.unique_id ? so.unique_id : "");
+    if (out.adopted) {
+        event(r, "Normal", "Adopted",
+              "virtual machine %s was created by an earlier vmop release: marked with %s",
+              so.unique_id ? so.unique_id : "", OWN_KEY_UID);
+        vlog(VLOG_INFO, LOGGER, r->key, "adopted %s (added %s)", so.unique_id ? so.unique_id : "",
+             OWN_KEY_UID);
     }
     if (out.created) {
         __atomic_add_fetch(&r->c->creates, 1, __ATOMIC_RELAXED);

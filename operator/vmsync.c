@@ -7,9 +7,17 @@
  *
  * Design notes (where this follows or refines the brief):
  * - Creates are clones of an image cache template (imgcache.h) whose clone spec carries
- *   config.instanceUuid and extraConfig vmservice.namespacedName, so identity is atomic with
- *   creation. BIOS UUID and managedBy go in the clone spec too (real vCenter keeps them; the
- *   simulator drops them) and are checked and fixed by the reconfigure that follows.
+ *   config.instanceUuid and extraConfig vmservice.namespacedName and vmop.uid, so identity and
+ *   vmop's marks are atomic with creation. BIOS UUID and managedBy go in the clone spec too (real
+ *   vCenter keeps them; the simulator drops them) and are checked and fixed by the reconfigure
+ *   that follows.
+ * - Ownership (ownership.h): every VM an identity lookup finds is read once and judged by
+ *   own_decide() against the resource (d) and the binding's VM folder (its moref, looked up by
+ *   path and cached like the other lookups; the VM's `parent`, read with everything else, must be
+ *   it). A foreign VM's data never leaves vs_observe() (only its moref and which mark failed), so
+ *   nothing below can act on it. The instance UUID search is vCenter-wide on purpose: a VM with
+ *   the UUID in another datacenter or folder is a conflict, and a create with that UUID would
+ *   only collide with it.
  * - The instance UUID is lower-cased everywhere vmop writes or searches it (the simulator's
  *   FindByUuid is case-sensitive; vimclient lower-cases its searches).
  * - A plan's actions after a PL_REOBSERVE are recomputed from a fresh read (the guestinfo
@@ -38,6 +46,7 @@
 
 #include "guestinfo.h"
 #include "imgcache.h"
+#include "ownership.h"
 #include "vbuf.h"
 #include "vmsync.h"
 
@@ -255,6 +264,29 @@ static vmop_rc lookup_datacenter(struct vs_ctx *ctx, const char *dc, struct vim_
     return VMOP_OK;
 }
 
+/* The binding's VM folder by inventory path (cached). */
+static vmop_rc lookup_folder(struct vs_ctx *ctx, const char *path, struct vim_moref *ret,
+                             struct vmop_err *err)
+{
+    char key[VS_KEY_MAX];
+    struct vs_centry e = {0};
+    vmop_rc rc;
+
+    if (!nonempty(path))
+        return vmop_fail_fault(err, VMOP_E_INVALID, "NotFound", 0, "no VM folder given");
+    snprintf(key, sizeof(key), "folder|%s", path);
+    if (cache_get(ctx, key, ctx->lookup_ttl_s, &e, NULL, 0, NULL, 0)) {
+        *ret = e.ref;
+        return VMOP_OK;
+    }
+    rc = vim_find_by_path(ctx->client, path, "Folder", &e.ref, err);
+    if (rc)
+        return fail_not_found(err, rc, "folder", path);
+    cache_put(ctx, key, &e.ref, 0, NULL, NULL, 0);
+    *ret = e.ref;
+    return VMOP_OK;
+}
+
 struct vs_backing_buf {
     char switch_uuid[VS_SWITCH_MAX];
     char portgroup_key[VIM_MOREF_VALUE_MAX];
@@ -460,17 +492,22 @@ out:
 /* ---- observation ------------------------------------------------------------------------------
  */
 
+/* Zeroes the user data a VM read carries (a secret, also of a VM that is not ours) and frees it. */
+static void vm_free_zeroed(struct vim_vm *vm)
+{
+    for (size_t i = 0; vm && i < vm->n_extra_config; i++) {
+        struct vim_option *kv = &vm->extra_config[i];
+        if (kv->key && kv->value && strcmp(kv->key, GI_KEY_USERDATA) == 0)
+            explicit_bzero(kv->value, strlen(kv->value));
+    }
+    vim_vm_free(vm);
+}
+
 void vs_obs_free(struct vs_obs *o)
 {
     if (!o)
         return;
-    /* the encoded user data read back from vCenter is a secret too */
-    for (size_t i = 0; o->vm && i < o->vm->n_extra_config; i++) {
-        struct vim_option *kv = &o->vm->extra_config[i];
-        if (kv->key && kv->value && strcmp(kv->key, GI_KEY_USERDATA) == 0)
-            explicit_bzero(kv->value, strlen(kv->value));
-    }
-    vim_vm_free(o->vm);
+    vm_free_zeroed(o->vm); /* the encoded user data read back from vCenter is a secret too */
     free(o->metadata);
     gi_free_secret(o->userdata, o->userdata_len);
     memset(o, 0, sizeof(*o));
@@ -492,13 +529,66 @@ static void decode_key(const struct vim_vm *vm, const char *key, const char *enc
     }
 }
 
-static vmop_rc read_vm(struct vs_ctx *ctx, const struct vim_moref *ref, struct vs_obs *ret,
-                       struct vmop_err *err)
+/* Judges a VM that was read: ours (or legacy), else foreign. */
+static enum own_verdict judge(const struct rs_desired *d, const char *unique_id,
+                              const struct vim_moref *folder, const struct vim_vm *vm, char *why,
+                              size_t why_size)
 {
-    vmop_rc rc = vim_vm_get(ctx->client, ref, &ret->vm, err);
+    struct own_marks m = {0};
+    struct own_ident id = {0};
+
+    m.moref = vm->ref.value;
+    m.instance_uuid = vm->instance_uuid;
+    m.managed_by_ext = vm->managed_by_ext;
+    m.managed_by_type = vm->managed_by_type;
+    m.namespaced_name = vim_vm_extra_config(vm, OWN_KEY_NAMESPACED);
+    m.uid = vim_vm_extra_config(vm, OWN_KEY_UID);
+    m.is_template = vm->template;
+    m.in_folder = vim_moref_eq(&vm->parent, folder);
+    id.instance_uuid = d->instance_uuid;
+    id.namespaced_name = d->namespaced_name;
+    id.uid = d->resource_uid;
+    id.status_unique_id = unique_id;
+    return own_decide(&m, &id, why, why_size);
+}
+
+static void note_foreign(struct vs_obs *ret, const struct vim_vm *vm, int by_uuid, const char *why)
+{
+    if (ret->foreign.found && ret->foreign.by_instance_uuid && !by_uuid)
+        return; /* the instance UUID conflict is the one to report */
+    ret->foreign.found = 1;
+    ret->foreign.by_instance_uuid = by_uuid;
+    snprintf(ret->foreign.ref, sizeof(ret->foreign.ref), "%s", vm->ref.value);
+    snprintf(ret->foreign.why, sizeof(ret->foreign.why), "%s", why);
+}
+
+/* Reads ref and judges it before anything else is done with it: when it is the resource's, ret
+ * gets it (present = 1, guestinfo decoded); else ret stays absent (ret->foreign is set for a
+ * foreign VM; a VM that is gone is just absent). */
+static vmop_rc read_judged(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
+                           const struct vim_moref *folder, const struct vim_moref *ref, int by_uuid,
+                           struct vs_obs *ret, struct vmop_err *err)
+{
+    char why[OWN_WHY_MAX];
+    struct vim_vm *vm = NULL;
+    enum own_verdict v;
+    vmop_rc rc = vim_vm_get(ctx->client, ref, &vm, err);
+
+    if (rc == VMOP_E_NOT_FOUND) { /* gone (destroyed between a search and the read) */
+        vmop_err_clear(err);
+        return VMOP_OK;
+    }
     if (rc)
         return rc;
+    v = judge(d, unique_id, folder, vm, why, sizeof(why));
+    if (v != OWN_OURS && v != OWN_LEGACY) {
+        note_foreign(ret, vm, by_uuid, why);
+        vm_free_zeroed(vm); /* nothing of a foreign VM is kept or decoded */
+        return VMOP_OK;
+    }
+    ret->vm = vm;
     ret->present = 1;
+    ret->legacy = v == OWN_LEGACY;
     decode_key(ret->vm, GI_KEY_METADATA, GI_KEY_METADATA_ENCODING, &ret->metadata,
                &ret->metadata_len);
     decode_key(ret->vm, GI_KEY_USERDATA, GI_KEY_USERDATA_ENCODING, &ret->userdata,
@@ -506,41 +596,39 @@ static vmop_rc read_vm(struct vs_ctx *ctx, const struct vim_moref *ref, struct v
     return VMOP_OK;
 }
 
-vmop_rc vs_observe(struct vs_ctx *ctx, const char *unique_id, const char *instance_uuid,
+vmop_rc vs_observe(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
                    struct vs_obs *ret, struct vmop_err *err)
 {
-    struct vim_moref ref;
+    struct vim_moref ref, folder;
     vmop_rc rc;
 
     if (ret)
         memset(ret, 0, sizeof(*ret));
-    if (!ctx || !ret || !nonempty(instance_uuid))
+    if (!ctx || !ret || !d || !nonempty(d->instance_uuid))
         return vmop_fail(err, VMOP_E_INVALID, "vs_observe: instance UUID needed");
+    if (!nonempty(d->resource_uid) || !nonempty(d->namespaced_name))
+        return vmop_fail(err, VMOP_E_INVALID, "vs_observe: the resource's name and uid needed");
+    rc = lookup_folder(ctx, d->folder, &folder, err);
+    if (rc)
+        return rc;
     if (nonempty(unique_id) && vim_moref_set(&ref, "VirtualMachine", unique_id) == VMOP_OK) {
-        rc = read_vm(ctx, &ref, ret, err);
-        if (rc == VMOP_OK && ret->vm->instance_uuid &&
-            strcasecmp(ret->vm->instance_uuid, instance_uuid) == 0)
-            return VMOP_OK;
-        if (rc && rc != VMOP_E_NOT_FOUND)
+        rc = read_judged(ctx, d, unique_id, &folder, &ref, 0, ret, err);
+        if (rc || ret->present)
             return rc;
-        /* gone, or another VM now: fall back to the instance UUID */
-        vmop_err_clear(err);
-        vs_obs_free(ret);
+        /* gone, or not this resource's VM: the instance UUID decides */
     }
-    rc = vim_find_vm_by_uuid(ctx->client, instance_uuid, 1, &ref, err);
+    rc = vim_find_vm_by_uuid(ctx->client, d->instance_uuid, 1, &ref, err);
     if (rc == VMOP_E_NOT_FOUND) {
         vmop_err_clear(err);
         return VMOP_OK;
     }
     if (rc)
         return rc;
-    rc = read_vm(ctx, &ref, ret, err);
-    if (rc == VMOP_E_NOT_FOUND) { /* destroyed between the search and the read */
-        vmop_err_clear(err);
-        vs_obs_free(ret);
+    if (ret->foreign.found && !strcmp(ret->foreign.ref, ref.value)) {
+        ret->foreign.by_instance_uuid = 1; /* the VM the hint named: judged already */
         return VMOP_OK;
     }
-    return rc;
+    return read_judged(ctx, d, unique_id, &folder, &ref, 1, ret, err);
 }
 
 static int is_ipv4(const char *s)
@@ -748,8 +836,9 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
     vmop_rc rc;
 
     if (!ctx || !d || !ret_vm || !nonempty(d->instance_uuid) || !nonempty(d->library_item_id) ||
-        !nonempty(vm_name(d)))
-        return vmop_fail(err, VMOP_E_INVALID, "vs_clone: instance UUID, image and name needed");
+        !nonempty(vm_name(d)) || !nonempty(d->resource_uid))
+        return vmop_fail(err, VMOP_E_INVALID,
+                         "vs_clone: instance UUID, image, name and resource uid needed");
     if (!nonempty(d->folder))
         return vmop_fail_fault(err, VMOP_E_INVALID, "NotFound", 0, "no VM folder given");
     rc = lookup_pool(ctx, d->resource_pool, &pool, err);
@@ -784,9 +873,12 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
         rc = vmop_fail(err, rc, "out of memory");
         goto out;
     }
+    /* identity and vmop's marks (ownership.h), atomic with the create */
     rc = vim_cs_instance_uuid(cs, iuuid);
     if (!rc)
-        rc = vim_cs_extra_config(cs, PL_KEY_NAMESPACED, d->namespaced_name);
+        rc = vim_cs_extra_config(cs, OWN_KEY_NAMESPACED, d->namespaced_name);
+    if (!rc)
+        rc = vim_cs_extra_config(cs, OWN_KEY_UID, d->resource_uid);
     if (!rc && nonempty(d->bios_uuid))
         rc = vim_cs_bios_uuid(cs, buuid);
     if (!rc)
@@ -1111,7 +1203,29 @@ static vmop_rc reobserve(struct vs_ctx *ctx, const struct rs_desired *d, struct 
     if (obs->present && obs->vm)
         snprintf(id, sizeof(id), "%s", obs->vm->ref.value);
     vs_obs_free(obs);
-    return vs_observe(ctx, id, d->instance_uuid, obs, err);
+    return vs_observe(ctx, d, id, obs, err);
+}
+
+/* A legacy VM (ownership.h: made before the vmop.uid mark, proven by the resource's status)
+ * gets the mark, alone in one reconfigure; then it is read again. */
+static vmop_rc adopt(struct vs_ctx *ctx, const struct rs_desired *d, struct vs_obs *obs,
+                     struct vmop_err *err)
+{
+    struct vim_config_spec *cs = NULL;
+    vmop_rc rc = vim_config_spec_new(&cs);
+    if (rc)
+        return vmop_fail(err, rc, "out of memory");
+    rc = vim_cs_extra_config(cs, OWN_KEY_UID, d->resource_uid);
+    if (rc)
+        rc = vmop_fail(err, rc, "config spec: %s", vmop_rc_str(rc));
+    else
+        rc = vim_vm_reconfigure(ctx->client, &obs->vm->ref, cs, err);
+    vim_config_spec_free(cs);
+    if (!rc)
+        rc = reobserve(ctx, d, obs, err);
+    if (!rc && (!obs->present || obs->legacy))
+        rc = vmop_fail(err, VMOP_E_INTERNAL, "the %s mark did not stick", OWN_KEY_UID);
+    return rc;
 }
 
 vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
@@ -1127,13 +1241,38 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
 
     if (ret)
         memset(ret, 0, sizeof(*ret));
-    if (!ctx || !d || !ret || d->n_nics > API_VM_MAX_NICS || !nonempty(d->instance_uuid))
+    if (!ctx || !d || !ret || d->n_nics > API_VM_MAX_NICS || !nonempty(d->instance_uuid) ||
+        !nonempty(d->resource_uid))
         return vmop_fail(err, VMOP_E_INVALID, "vs_apply: missing argument");
     memset(bk, 0, sizeof(bk));
     rc = lookup_backings(ctx, d, bufs, bk, err);
     if (!rc) {
         step = "observe";
-        rc = vs_observe(ctx, unique_id, d->instance_uuid, &ret->obs, err);
+        rc = vs_observe(ctx, d, unique_id, &ret->obs, err);
+        ret->foreign = ret->obs.foreign;
+    }
+    if (!rc && !ret->obs.present && ret->obs.foreign.found) {
+        /* a VM that is not this resource's holds its identity: touch nothing, create nothing */
+        const struct vs_foreign *fo = &ret->obs.foreign;
+        ret->conflict = 1;
+        step = VS_STEP_OWNERSHIP;
+        rc = vmop_fail_fault(
+            err, VMOP_E_EXISTS, VS_REASON_CONFLICT, 0,
+            "VM %s %s but was not created by vmop for this resource: %s; vmop leaves it "
+            "untouched and creates nothing in its place",
+            fo->ref,
+            fo->by_instance_uuid ? "has this resource's spec.instanceUUID"
+                                 : "is named by this resource's status.uniqueID",
+            fo->why);
+    }
+    if (!rc && ret->obs.present && ret->obs.legacy) {
+        step = "adopt";
+        rc = adopt(ctx, d, &ret->obs, err);
+        if (!rc) {
+            ret->adopted = 1;
+            ret->changed = 1;
+            snprintf(ret->done, sizeof(ret->done), "adopt(%s)", OWN_KEY_UID);
+        }
     }
     while (!rc && again) {
         struct pl_input in = {d, bk, &po, ret->created};
@@ -1227,17 +1366,21 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
 /* ---- delete -----------------------------------------------------------------------------------
  */
 
-vmop_rc vs_delete(struct vs_ctx *ctx, const char *unique_id, const char *instance_uuid,
-                  enum api_power_mode mode, int *ret_gone, struct vmop_err *err)
+vmop_rc vs_delete(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
+                  enum api_power_mode mode, struct vs_deleted *ret, struct vmop_err *err)
 {
     struct vs_obs obs = {0};
     struct pl_obs po;
     struct pl_plan plan;
     vmop_rc rc;
 
-    if (!ctx || !ret_gone)
+    if (ret)
+        memset(ret, 0, sizeof(*ret));
+    if (!ctx || !d || !ret)
         return vmop_fail(err, VMOP_E_INVALID, "vs_delete: missing argument");
-    rc = vs_observe(ctx, unique_id, instance_uuid, &obs, err);
+    rc = vs_observe(ctx, d, unique_id, &obs, err);
+    if (!rc)
+        ret->foreign = obs.foreign; /* never touched: only reported */
     if (!rc)
         rc = vs_obs_to_plan(&obs, &po, err);
     if (rc)
@@ -1250,6 +1393,8 @@ vmop_rc vs_delete(struct vs_ctx *ctx, const char *unique_id, const char *instanc
             if (rc == VMOP_E_NOT_FOUND) {
                 vmop_err_clear(err);
                 rc = VMOP_OK;
+            } else if (!rc) {
+                ret->destroyed = 1;
             }
         } else {
             rc = do_power(ctx, &obs.vm->ref, a, err);
@@ -1257,7 +1402,7 @@ vmop_rc vs_delete(struct vs_ctx *ctx, const char *unique_id, const char *instanc
     }
     pl_plan_free(&plan);
     if (!rc)
-        *ret_gone = 1;
+        ret->gone = 1;
 out:
     vs_obs_free(&obs);
     return rc;

@@ -6,9 +6,18 @@
  * Knows nothing of Kubernetes beyond struct rs_desired (resolve.h) and what it returns.
  *
  * Crash safety: every VM is created by CloneVM_Task whose clone spec carries
- * config.instanceUuid and extraConfig vmservice.namespacedName, so a VM exists only with its
- * identity; before any create the VM is looked up by that identity. A crash at any point followed
- * by vs_apply() again finds and finishes the VM instead of creating a second one.
+ * config.instanceUuid and extraConfig vmservice.namespacedName and vmop.uid, so a VM exists only
+ * with its identity and vmop's marks; before any create the VM is looked up by that identity. A
+ * crash at any point followed by vs_apply() again finds and finishes the VM instead of creating a
+ * second one.
+ *
+ * Ownership (operator/ownership.h): a VM found by an identity (status.uniqueID, the instance UUID)
+ * is acted on only when own_decide() says it is this resource's (or a legacy VM the resource's
+ * status proves vmop made, which first gets the vmop.uid mark). Any other VM is foreign: it is
+ * never returned as the observation, never changed, powered or destroyed, and no VM is created
+ * in its place (struct vs_foreign says which VM and why). The identity of the resource, the
+ * binding's datacenter and VM folder come from struct rs_desired (instance_uuid, namespaced_name,
+ * resource_uid, datacenter, folder), for observe and delete as for apply.
  *
  * Threads: one struct vs_ctx per vCenter client, shared by every worker; calls for different VMs
  * may run in parallel (caches are locked; concurrent image-cache deploys of one item serialize).
@@ -55,22 +64,40 @@ void vs_ctx_free(struct vs_ctx *ctx); /* NULL is fine */
 /* ---- observation ------------------------------------------------------------------------------
  */
 
+/* A VM that matched an identity of the resource but is not its own (ownership.h). */
+#define VS_REASON_CONFLICT "OwnershipConflict" /* = OWN_REASON_CONFLICT */
+#define VS_STEP_OWNERSHIP  "ownership"
+struct vs_foreign {
+    int found;            /* 1: such a VM exists */
+    int by_instance_uuid; /* 1: spec.instanceUUID names it (nothing can be created); 0: only the
+                           * status.uniqueID hint names it */
+    char ref[VIM_MOREF_VALUE_MAX]; /* its moref value */
+    char why[160];                 /* which mark fails (own_decide); never the VM's values */
+};
+
 struct vs_obs {
-    int present;       /* 0: no VM with this identity */
+    int present;       /* 0: no VM of this resource (a foreign one may exist: see foreign) */
+    int legacy;        /* the VM is ours by the legacy rule: it lacks the vmop.uid mark */
     struct vim_vm *vm; /* owned; NULL when absent. Everything vCenter showed */
     char *metadata;    /* decoded guestinfo.metadata, NULL when absent / not decodable */
     size_t metadata_len;
     char *userdata; /* decoded guestinfo.userdata: SECRET, compared only; zeroed on free */
     size_t userdata_len;
+    struct vs_foreign foreign; /* set whether or not a VM of the resource was found */
 };
 /* Zeroes user data and frees; the struct is left absent. NULL is fine. */
 void vs_obs_free(struct vs_obs *o);
 
-/* Finds the VM: unique_id (a VM moref value such as "vm-63", may be NULL/"") is used when it
- * exists and its instanceUuid equals instance_uuid (case-insensitive); else SearchIndex
- * FindByUuid(instance_uuid, instanceUuid=true). Absent is VMOP_OK with ret->present = 0.
- * ret is always initialized; free it with vs_obs_free() (also on failure). */
-vmop_rc vs_observe(struct vs_ctx *ctx, const char *unique_id, const char *instance_uuid,
+/* Finds the VM of the resource d describes (d->instance_uuid, namespaced_name, resource_uid,
+ * folder; see ownership.h): unique_id (the resource's status.uniqueID, a VM moref value such as
+ * "vm-63", may be NULL/"") is used when it names a VM that is the resource's; else SearchIndex
+ * FindByUuid(d->instance_uuid, instanceUuid=true) across vCenter (instance UUIDs are unique
+ * there: a VM outside the binding's datacenter and folder is a conflict, not an absence). The VM
+ * found must pass own_decide(); one that does not is reported in ret->foreign and not returned.
+ * Absent is VMOP_OK with ret->present = 0. Costs: one read per VM looked at, plus the folder's
+ * path lookup (cached for opts.lookup_ttl_s). ret is always initialized; free it with
+ * vs_obs_free() (also on failure). */
+vmop_rc vs_observe(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
                    struct vs_obs *ret, struct vmop_err *err);
 
 /* guest.ipAddress when it is IPv4, else the first IPv4 address of the guest NICs, else NULL.
@@ -96,6 +123,9 @@ struct vs_outcome {
     int disk_not_shrunk;      /* bootDiskCapacity is below the boot disk (disk_kb): not shrunk */
     long long disk_kb;        /* the boot disk's capacity in KB */
     int power_unreachable;    /* the power state asked for cannot be reached (see plan.h) */
+    int conflict;             /* a foreign VM holds the identity (obs.foreign): nothing was done;
+                               * failed_step VS_STEP_OWNERSHIP, fault VS_REASON_CONFLICT */
+    int adopted;              /* a legacy VM got its vmop.uid mark (ownership.h) */
     char done[VS_DONE_MAX];   /* what was done, for an event: "create, reconfigure(numCPUs),
                                * power-on"; "" when nothing */
     int failed;               /* a step failed: err has it; the same facts are copied here */
@@ -103,13 +133,19 @@ struct vs_outcome {
     char fault[VMOP_ERR_FAULT_MAX]; /* vSphere fault type ("InsufficientResourcesFault",
                                      * "NotFound") or "" */
     char message[VMOP_ERR_MSG_MAX];
+    /* of the first observation: a VM that matched an identity but is not the resource's, also
+     * when conflict is 0 (the status.uniqueID hint named it and was ignored) */
+    struct vs_foreign foreign;
     struct vs_obs obs; /* the final observation, always re-read after changes */
 };
 /* Zeroes and frees the observation in it. */
 void vs_outcome_free(struct vs_outcome *o);
 
 /* Makes vCenter match d: observe (unique_id, then d->instance_uuid), plan, execute, re-observe
- * and re-plan at each PL_REOBSERVE (bounded), stop at the first failure. Port groups are
+ * and re-plan at each PL_REOBSERVE (bounded), stop at the first failure. A foreign VM found by
+ * the instance UUID, or by unique_id when no VM of the resource exists, stops it before any
+ * change: VMOP_E_EXISTS with ret->conflict (and nothing is created). A legacy VM is first given
+ * its vmop.uid mark (ret->adopted, "adopt" in done). Port groups are
  * resolved first (a bad one fails before anything is created). ret is always initialized (free
  * with vs_outcome_free), on failure too: it then says what was done before the failure and holds
  * the last observation. Returns VMOP_OK when the VM now matches d (apart from deferred
@@ -127,7 +163,8 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
 #define VS_REASON_NO_DATASTORE     "DatastoreNotFound"
 #define VS_STEP_STORAGE            "storage"
 
-/* The CREATE step alone (image cache lookup/deploy, then the clone with identity): what
+/* The CREATE step alone (image cache lookup/deploy, then the clone with identity and vmop's
+ * marks: instanceUuid, vmservice.namespacedName, vmop.uid = d->resource_uid, managedBy): what
  * vs_apply() does for an absent VM before it reconfigures. Exposed so tests can simulate a crash
  * right after the clone. It does NOT check that the VM is absent. ret_vm: the new VM. */
 vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_moref *ret_vm,
@@ -136,11 +173,18 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
 /* ---- delete -----------------------------------------------------------------------------------
  */
 
-/* Finds the VM by identity; absent = done. Else powers it off (mode: UNSET = Hard; suspended
- * VMs are powered off hard) and destroys it. *ret_gone = 1 when no VM with this identity remains.
- * Idempotent. */
-vmop_rc vs_delete(struct vs_ctx *ctx, const char *unique_id, const char *instance_uuid,
-                  enum api_power_mode mode, int *ret_gone, struct vmop_err *err);
+struct vs_deleted {
+    int gone;                  /* no VM of the resource remains */
+    int destroyed;             /* this call destroyed the resource's VM */
+    struct vs_foreign foreign; /* a VM that matched an identity but is not the resource's: left
+                                * untouched */
+};
+/* Finds the VM of the resource as vs_observe() does; absent = done. Else powers it off (mode:
+ * UNSET = Hard; suspended VMs are powered off hard) and destroys it. A foreign VM is never
+ * touched: it is reported in ret->foreign and the delete is done all the same. ret is always
+ * initialized. Idempotent. */
+vmop_rc vs_delete(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
+                  enum api_power_mode mode, struct vs_deleted *ret, struct vmop_err *err);
 
 /* ---- placement facts --------------------------------------------------------------------------
  */

@@ -59,7 +59,7 @@ struct world {
     cJSON *addrs;
     struct api_vm_nic spec;
     struct rs_desired d;
-    char bios[40], inst[40], name[64];
+    char bios[40], inst[40], uid[40], name[64];
 };
 
 static void world_init(struct world *w, int n, const char *item_name)
@@ -75,6 +75,7 @@ static void world_init(struct world *w, int n, const char *item_name)
     ck_assert_msg(vs_ctx_new(w->c, NULL, &w->ctx, &err) == VMOP_OK, "ctx: %s", err.msg);
     snprintf(w->bios, sizeof(w->bios), "0b7f5a3e-7a44-4f4a-9d0e-3f2c1a9b8c%02d", n);
     snprintf(w->inst, sizeof(w->inst), "4c3b2a19-0817-4e6f-8d5c-4b3a291807%02d", n);
+    snprintf(w->uid, sizeof(w->uid), "6d1e0c2b-3a49-4f58-9e67-7f8a9b0c1d%02d", n);
     snprintf(w->name, sizeof(w->name), "web-%d", n);
     w->addrs = cJSON_CreateArray();
     cJSON_AddItemToArray(w->addrs, cJSON_CreateString(STATIC_IP "/24"));
@@ -96,6 +97,7 @@ static void world_init(struct world *w, int n, const char *item_name)
     w->d.size.mem_limit_mb = 1024;
     w->d.bios_uuid = w->bios;
     w->d.instance_uuid = w->inst;
+    w->d.resource_uid = w->uid;
     snprintf(w->d.namespaced_name, sizeof(w->d.namespaced_name), "tenant-a/%s", w->name);
     w->d.nics[0].name = "eth0";
     w->d.nics[0].network = "tenant-net";
@@ -181,7 +183,7 @@ static int wait_ip(struct world *w, const char *want)
         struct vmop_err err = {0};
         const char *ip;
         int ok;
-        ck_assert_msg(vs_observe(w->ctx, NULL, w->inst, &o, &err) == VMOP_OK, "%s", err.msg);
+        ck_assert_msg(vs_observe(w->ctx, &w->d, NULL, &o, &err) == VMOP_OK, "%s", err.msg);
         ip = vs_primary_ip4(&o);
         ok = ip && strcmp(ip, want) == 0;
         vs_obs_free(&o);
@@ -212,6 +214,7 @@ static void check_vm(struct world *w, const struct vs_obs *o)
     ck_assert_str_eq(vm->name, w->name);
     ck_assert_int_eq(vm->template, 0);
     ck_assert_str_eq(vim_vm_extra_config(vm, "vmservice.namespacedName"), w->d.namespaced_name);
+    ck_assert_str_eq(vim_vm_extra_config(vm, "vmop.uid"), w->d.resource_uid);
     ck_assert_str_eq(vm->managed_by_ext, "com.vmware.vcenter.wcp");
     ck_assert_str_eq(vm->managed_by_type, "VirtualMachine");
     /* NIC on the DV port group */
@@ -311,7 +314,7 @@ START_TEST(crash_after_clone)
         for (size_t i = 0; i < 2; i++) {
             struct vs_obs o;
             ck_assert_ptr_nonnull(stale[i]);
-            ck_assert_msg(vs_observe(w.ctx, stale[i], w.inst, &o, &err) == VMOP_OK, "%s", err.msg);
+            ck_assert_msg(vs_observe(w.ctx, &w.d, stale[i], &o, &err) == VMOP_OK, "%s", err.msg);
             ck_assert_int_eq(o.present, 1);
             ck_assert_str_eq(o.vm->ref.value, vm.value);
             vs_obs_free(&o);
@@ -479,24 +482,23 @@ START_TEST(delete_twice)
     struct vmop_err err = {0};
     struct vim_moref ref;
     char id[VIM_MOREF_VALUE_MAX];
-    int gone = 0;
+    struct vs_deleted del;
     uint64_t before;
 
     world_init(&w, 6, "vmop-tiny-ovf");
     apply_ok(&w, &out);
     snprintf(id, sizeof(id), "%s", out.obs.vm->ref.value);
     vs_outcome_free(&out);
-    ck_assert_msg(vs_delete(w.ctx, id, w.inst, API_MODE_UNSET, &gone, &err) == VMOP_OK, "%s",
-                  err.msg);
-    ck_assert_int_eq(gone, 1);
+    ck_assert_msg(vs_delete(w.ctx, &w.d, id, API_MODE_UNSET, &del, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_int_eq(del.gone, 1);
+    ck_assert_int_eq(del.destroyed, 1);
     ck_assert_int_eq(vim_find_vm_by_uuid(w.c, w.inst, 1, &ref, &err), VMOP_E_NOT_FOUND);
     ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
     vmop_err_clear(&err);
-    gone = 0;
     before = soap_calls(w.c);
-    ck_assert_msg(vs_delete(w.ctx, id, w.inst, API_MODE_UNSET, &gone, &err) == VMOP_OK, "%s",
-                  err.msg);
-    ck_assert_int_eq(gone, 1);
+    ck_assert_msg(vs_delete(w.ctx, &w.d, id, API_MODE_UNSET, &del, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_int_eq(del.gone, 1);
+    ck_assert_int_eq(del.destroyed, 0);
     ck_assert_uint_le(soap_calls(w.c) - before, 2);
     world_free(&w);
 }
