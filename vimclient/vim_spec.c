@@ -47,7 +47,7 @@ struct cs_nic {
 struct cs_disk {
     int key, controller_key, unit_number, thin; /* -1 = not sent */
     long long capacity_kb;
-    char *backing_type, *file_name, *disk_mode; /* owned, may be NULL */
+    char *backing_type, *file_name, *disk_mode, *label; /* owned, may be NULL */
 };
 
 struct cs_option {
@@ -134,6 +134,7 @@ void vim_config_spec_free(struct vim_config_spec *s)
         free(s->disks[i].backing_type);
         free(s->disks[i].file_name);
         free(s->disks[i].disk_mode);
+        free(s->disks[i].label);
     }
     free(s->disks);
     free(s);
@@ -469,6 +470,8 @@ vmop_rc vim_cs_disk_capacity(struct vim_config_spec *s, const struct vim_disk *d
         rc = cs_dup_opt(&d.file_name, disk->file_name);
     if (!rc)
         rc = cs_dup_opt(&d.disk_mode, disk->disk_mode);
+    if (!rc)
+        rc = cs_dup_opt(&d.label, disk->label);
     if (!rc) {
         grown = realloc(s->disks, (s->n_disks + 1) * sizeof(*grown));
         if (!grown)
@@ -480,6 +483,7 @@ vmop_rc vim_cs_disk_capacity(struct vim_config_spec *s, const struct vim_disk *d
         free(d.backing_type);
         free(d.file_name);
         free(d.disk_mode);
+        free(d.label);
         return rc;
     }
     s->disks[s->n_disks++] = d;
@@ -488,13 +492,20 @@ vmop_rc vim_cs_disk_capacity(struct vim_config_spec *s, const struct vim_disk *d
 
 /* ---- serializer ---------------------------------------------------------------------------- */
 
-/* A disk edit: the device as read with the new capacity (both units, which must agree). */
+/* A disk edit: the device as read with the new capacity (both units, which must agree), with
+ * deviceInfo (vcsim dereferences it on every edit). */
 static void cs_add_disk_xml(struct vbuf *b, const struct cs_disk *d)
 {
+    const char *label = d->label ? d->label : "Hard disk";
+
     vbuf_addf(b,
               "<deviceChange><operation>edit</operation><device xsi:type=\"VirtualDisk\">"
-              "<key>%d</key><backing xsi:type=\"",
+              "<key>%d</key>",
               d->key);
+    vbuf_adds(b, "<deviceInfo>");
+    vbuf_add_xml_elem(b, "label", label);
+    vbuf_add_xml_elem(b, "summary", label);
+    vbuf_adds(b, "</deviceInfo><backing xsi:type=\"");
     vbuf_add_xml_escaped(b, d->backing_type);
     vbuf_adds(b, "\">");
     if (d->file_name)

@@ -138,6 +138,7 @@ static const struct vt_field disk_fields[] = {
     DISK("backing/fileName", VT_STRING, file_name),
     DISK("capacityInBytes", VT_LLONG, capacity_bytes),
     DISK("backing", VT_XSITYPE, backing_type),
+    DISK("deviceInfo/label", VT_STRING, label),
     DISK("backing/diskMode", VT_STRING, disk_mode),
     DISK("backing/thinProvisioned", VT_BOOL, thin, .dflt = -1),
     DISK("controllerKey", VT_INT, controller_key, .dflt = -1),

@@ -206,6 +206,7 @@ struct vim_disk {
     /* what an edit sends back (vim_cs_disk_capacity): the device as read */
     long long capacity_bytes;        /* capacityInBytes, 0 unknown */
     char *backing_type;              /* xsi:type of backing ("VirtualDiskFlatVer2BackingInfo") */
+    char *label;                     /* deviceInfo.label ("Hard disk 1"), or NULL */
     char *disk_mode;                 /* backing.diskMode ("persistent"), or NULL */
     int thin;                        /* backing.thinProvisioned: -1 unknown, 0, 1 */
     int controller_key, unit_number; /* -1 unknown */

@@ -222,6 +222,7 @@ START_TEST(test_spec_boot_disk_guest)
     struct vim_config_spec *s = NULL;
     struct vim_disk disk = {.key = 2000,
                             .file_name = "[ds1] vm1/vm1.vmdk",
+                            .label = "Hard disk 1",
                             .backing_type = "VirtualDiskFlatVer2BackingInfo",
                             .disk_mode = "persistent",
                             .thin = 1,
@@ -537,6 +538,7 @@ START_TEST(test_decode_real_vc_shape)
     ck_assert_int_eq(vm->disks[0].capacity_bytes, 17179869184LL);
     ck_assert_str_eq(vm->disks[0].backing_type, "VirtualDiskFlatVer2BackingInfo");
     ck_assert_str_eq(vm->disks[0].disk_mode, "persistent");
+    ck_assert_str_eq(vm->disks[0].label, "Hard disk 1");
     ck_assert_int_eq(vm->disks[0].thin, 1);
     ck_assert_int_eq(vm->disks[0].controller_key, 1000);
     ck_assert_int_eq(vm->disks[0].unit_number, 0);
