@@ -193,8 +193,10 @@ def pool_addr(vm):
 def test_pool(env):
     nsb = env.get("nsb", "vsphere")
     nets = nsb["spec"]["networks"]
-    # VMs already on the network get an address too: 11 usable ones for this test's VMs
-    existing = len(json.loads(env.kubectl("get", "vm", "-n", NS, "-o", "json").stdout)["items"])
+    # VMs already on the network get an address too (those with a cloud-init bootstrap: without
+    # one the guest could not receive it): 11 usable ones for this test's VMs
+    existing = sum(1 for v in json.loads(env.kubectl("get", "vm", "-n", NS, "-o", "json").stdout)["items"]
+                   if ((v["spec"].get("bootstrap") or {}).get("cloudInit")) is not None)
     pool = json.loads(json.dumps(POOL))
     pool["ranges"][0]["end"] = "10.20.0.%d" % (20 + existing)
     nets[0]["ipv4Pool"] = pool

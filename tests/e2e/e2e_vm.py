@@ -339,8 +339,11 @@ def test_power(env):
     name = "e2e-gu"
     env.kubectl("patch", "vm", name, "-n", NS, "--type=merge", "-p",
                 json.dumps({"spec": {"powerState": "PoweredOff", "powerOffMode": "Hard"}}))
-    c = wait_cond(env, name, "VirtualMachinePowerStateSynced", "True")
-    check(c.get("message") == "poweredOff", "PowerStateSynced message %r" % c.get("message"))
+    # the condition is True before the patch too (message poweredOn): wait for the new one
+    c = wait_for(lambda: (lambda c: c if c and c.get("status") == "True" and
+                          c.get("message") == "poweredOff" else None)(
+        cond(env.get("vm", name), "VirtualMachinePowerStateSynced")),
+        "%s VirtualMachinePowerStateSynced True poweredOff" % name)
     vm = env.get("vm", name)
     check(vm["status"]["powerState"] == "PoweredOff", "status.powerState")
     check(env.vimc("vm", "info", vm["status"]["uniqueID"])["powerState"] == "poweredOff",
