@@ -498,6 +498,15 @@ static int boot_differs(const struct rs_desired *d, const struct pl_obs *o, int 
     return 0;
 }
 
+/* The boot order names a NIC. */
+static int boot_names_nic(const struct rs_desired *d)
+{
+    for (size_t i = 0; d->boot.set && d->boot.has_order && i < d->boot.n_order; i++)
+        if (d->boot.order[i].kind == RS_BOOT_NETWORK)
+            return 1;
+    return 0;
+}
+
 /* guestId, firmware, bootOptions, changeTrackingEnabled, the class's extraConfig, the boot disk.
  * *ret_boot_waits: a bootOrder NIC does not exist yet. */
 static unsigned diff_config(const struct pl_input *in, struct pl_plan *p, int *ret_boot_waits)
@@ -657,6 +666,12 @@ vmop_rc pl_plan(const struct pl_input *in, struct pl_plan *ret, struct vmop_err 
         fields |= PL_F_NICS;
     if (boot_waits && !tmp.n_nic_ops)
         boot_waits = 0; /* the NIC will not come: the entries left out stay out */
+    /* a NIC added or replaced gets its device key from vCenter: a boot order naming NICs is
+     * written after the REOBSERVE that shows the keys */
+    for (size_t i = 0; i < tmp.n_nic_ops && !boot_waits; i++)
+        if (tmp.nic_ops[i].op != PL_NIC_EDIT && boot_names_nic(d) &&
+            !(ret->deferred_fields & PL_F_BOOT_OPTIONS))
+            boot_waits = 1;
     if (boot_waits)
         fields &= ~PL_F_BOOT_OPTIONS; /* after the NICs exist (the REOBSERVE below) */
 

@@ -743,6 +743,20 @@ START_TEST(plan_nic_adapter_type_from_class)
     ck_assert_int_eq(p.actions[0].nic_ops[3].op, PL_NIC_ADD);
     ck_assert_uint_eq(p.actions[0].nic_ops[3].desired, 1);
     pl_plan_free(&p);
+    /* with a boot order naming a NIC: written after the re-added NICs have their keys */
+    P.d.boot.set = 1;
+    P.d.boot.has_order = 1;
+    P.d.boot.order[0].kind = RS_BOOT_NETWORK;
+    P.d.boot.order[0].nic = 0;
+    P.d.boot.n_order = 1;
+    P.o.power = PL_STATE_OFF;
+    plan(&p, 0);
+    expect(&p, 4, (enum pl_kind[]){PL_RECONFIGURE, PL_REOBSERVE, PL_RECONFIGURE, PL_POWER_ON});
+    ck_assert_uint_eq(p.actions[0].fields, PL_F_NICS);
+    ck_assert_uint_eq(p.actions[2].fields, PL_F_BOOT_OPTIONS);
+    pl_plan_free(&p);
+    P.d.boot.set = 0;
+    P.o.power = PL_STATE_ON;
     /* the right type: nothing */
     P.o.nics[0].device_type = "VirtualE1000e";
     plan(&p, 0);
