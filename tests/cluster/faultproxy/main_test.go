@@ -937,37 +937,6 @@ func TestReadyLineAndSIGTERM(t *testing.T) {
 	}
 }
 
-func TestDieWithParent(t *testing.T) {
-	u := newUpstream(t)
-	// sh starts the proxy in the background and waits on its stdin; closing that ends sh, and
-	// the proxy, orphaned, must notice and exit.
-	sh := `"$0" "$@" & read _; exit 0`
-	sp := startSubprocess(t, "sh", append([]string{"-c", sh, os.Args[0]}, proxyArgs(u, "-die-with-parent=true")...)...)
-	_, ready := sp.readyLine(t)
-	proxyProc, err := os.FindProcess(ready.PID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { proxyProc.Kill() })
-	if !alive(ready.PID) {
-		t.Fatalf("the proxy (pid %d) is not running", ready.PID)
-	}
-	sp.closeStdin()
-	if err := sp.cmd.Wait(); err != nil {
-		t.Fatalf("sh: %v", err)
-	}
-	deadline := time.Now().Add(bound)
-	for alive(ready.PID) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the orphaned proxy (pid %d) still runs %v after its parent ended; stderr:\n%s", ready.PID, bound, sp.log())
-		}
-		time.Sleep(20 * time.Millisecond) // polling for an exit, bounded by the deadline
-	}
-	if !strings.Contains(sp.log(), "parent went away") {
-		t.Errorf("no log line on the parent going away:\n%s", sp.log())
-	}
-}
-
 // alive: PID runs (a zombie, left unreaped by a container's init, counts as gone).
 func alive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
