@@ -5,6 +5,7 @@
 #include "image_controller.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ struct imgc {
     int stop;                                                 /* atomic */
     int kick;                                                 /* atomic */
     unsigned long syncs, failures, creates, updates, deletes; /* atomics */
-    char last_sig[4096];
+    uint64_t last_sig;
     struct cat_cache *cache;
 };
 
@@ -348,9 +349,16 @@ vmop_rc imgc_sync_once(struct imgc *c, struct vmop_err *err)
         struct vmop_err e = {0};
         memset(&it, 0, sizeof(it));
         if (binding_conflict(bs, nb, i)) {
-            vmop_fail(&e, VMOP_E_CONFLICT, "namespace %s has more than one NamespaceBinding",
+            /* no arbitrary pick: the namespace's images stay as they are (neither synced nor
+             * removed) and its VMs are not created (resolve.h, MultipleBindings) */
+            vmop_fail(&e, VMOP_E_CONFLICT,
+                      "namespace %s has more than one NamespaceBinding: vmop uses none of them "
+                      "(no images are synced, no virtual machines created) until all but one "
+                      "are deleted",
                       kube_obj_namespace(kube_obj_json(bs[i])));
             admin_status(c, &vmc_res_bindings, kube_obj_json(bs[i]), VMOP_E_CONFLICT, &e, NULL);
+            vlog_err(VLOG_WARN, LOGGER, kube_obj_key(bs[i]), &e, "binding conflict");
+            continue;
         }
         rc = api_binding_parse(kube_obj_json(bs[i]), &b, &e);
         if (rc == VMOP_OK && b->endpoint)
@@ -359,8 +367,7 @@ vmop_rc imgc_sync_once(struct imgc *c, struct vmop_err *err)
             rc = cat_vc_scan(vc_conn_client(conn), c->cache, b->libraries, b->n_libraries, &it, &e);
         if (rc == VMOP_OK)
             rc = sync_scope(c, b->namespace_, it.items, it.n, &e);
-        if (!binding_conflict(bs, nb, i))
-            admin_status(c, &vmc_res_bindings, kube_obj_json(bs[i]), rc, &e, NULL);
+        admin_status(c, &vmc_res_bindings, kube_obj_json(bs[i]), rc, &e, NULL);
         if (rc != VMOP_OK) {
             vlog_err(VLOG_WARN, LOGGER, kube_obj_key(bs[i]), &e, "image sync failed");
             if (first == VMOP_OK) {
@@ -402,13 +409,16 @@ vmop_rc imgc_sync_once(struct imgc *c, struct vmop_err *err)
         }
     }
 
-    /* cluster images: the union over every endpoint */
+    /* cluster images: the union over every endpoint (no cap: one scan per endpoint) */
     {
-        struct cat_scan per[16];
+        struct cat_scan *per = calloc(ne + 1, sizeof(*per));
         size_t n_per = 0, total = 0;
         struct cat_item *merged = NULL;
-        memset(per, 0, sizeof(per));
-        for (size_t i = 0; i < ne && n_per < 16; i++) {
+        if (!per) {
+            rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < ne; i++) {
             struct api_endpoint *ep = NULL, *ep2 = NULL;
             struct vc_conn *conn = NULL;
             struct vmop_err e = {0};
@@ -450,6 +460,7 @@ vmop_rc imgc_sync_once(struct imgc *c, struct vmop_err *err)
         free(merged);
         for (size_t i = 0; i < n_per; i++)
             cat_scan_free(&per[i]);
+        free(per);
     }
     rc = first;
 out:
@@ -460,57 +471,68 @@ out:
     return rc;
 }
 
-/* resourceVersions of bindings, endpoints and the system namespace's Secrets (credentials): a
- * change means a sync is due now. */
-static void signature(struct imgc *c, char *buf, size_t size)
+/* FNV-1a over s, continuing from h. */
+static uint64_t fnv1a(uint64_t h, const char *s)
+{
+    for (; s && *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static uint64_t sig_add(uint64_t h, struct kube_obj **objs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h = fnv1a(h, kube_obj_key(objs[i]));
+        h = fnv1a(h, "=");
+        h = fnv1a(h, kube_obj_get_rv(objs[i]));
+        h = fnv1a(h, ";");
+    }
+    return h;
+}
+
+/* A hash of the keys and resourceVersions of the bindings, the endpoints and the system
+ * namespace's Secrets (credentials): a change means a sync is due now. A hash, not a string, so
+ * that no number of objects overflows it (a changed binding past a fixed buffer would go unseen
+ * until the next period). */
+static uint64_t signature(struct imgc *c)
 {
     static const char *const infs[] = {"namespacebindings", "vcenterendpoints"};
-    size_t off = 0;
-    buf[0] = '\0';
+    uint64_t h = 14695981039346656037ULL;
     for (size_t k = 0; k < 2; k++) {
         struct kube_obj **objs = NULL;
         size_t n = 0;
         if (kube_informer_list(vmc_informer(c->vmc, infs[k]), &objs, &n, NULL) != VMOP_OK)
             continue;
-        for (size_t i = 0; i < n && off + 1 < size; i++) {
-            int w = snprintf(buf + off, size - off, "%s=%s;", kube_obj_key(objs[i]),
-                             kube_obj_get_rv(objs[i]));
-            if (w < 0 || (size_t)w >= size - off)
-                break;
-            off += (size_t)w;
-        }
+        h = sig_add(h, objs, n);
         kube_objs_free(objs, n);
     }
     {
         struct kube_obj **objs = NULL;
         size_t n = 0;
         if (kube_informer_by_index(vmc_informer(c->vmc, "secrets"), "ns", c->system_ns, &objs, &n,
-                                   NULL) != VMOP_OK)
-            return;
-        for (size_t i = 0; i < n && off + 1 < size; i++) {
-            int w = snprintf(buf + off, size - off, "%s=%s;", kube_obj_key(objs[i]),
-                             kube_obj_get_rv(objs[i]));
-            if (w < 0 || (size_t)w >= size - off)
-                break;
-            off += (size_t)w;
+                                   NULL) == VMOP_OK) {
+            h = sig_add(h, objs, n);
+            kube_objs_free(objs, n);
         }
-        kube_objs_free(objs, n);
     }
+    return h;
 }
 
 static void *sync_thread(void *arg)
 {
     struct imgc *c = arg;
     int64_t next = 0;
-    char sig[sizeof(c->last_sig)];
+    uint64_t sig;
     while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
         int64_t now = kube_mono_ms();
-        signature(c, sig, sizeof(sig));
-        if (now >= next || strcmp(sig, c->last_sig) ||
+        sig = signature(c);
+        if (now >= next || sig != c->last_sig ||
             __atomic_exchange_n(&c->kick, 0, __ATOMIC_ACQ_REL)) {
             struct vmop_err err = {0};
             vmop_rc rc = imgc_sync_once(c, &err);
-            memcpy(c->last_sig, sig, sizeof(sig));
+            c->last_sig = sig;
             /* failed syncs are retried sooner than the period */
             next = kube_mono_ms() +
                    (rc == VMOP_OK ? c->period_ms : (c->period_ms < 15000 ? c->period_ms : 15000));

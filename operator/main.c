@@ -6,6 +6,7 @@
 
 #include "kube_config.h"
 #include "log.h"
+#include "vm_controller.h"
 #include "vmop.h"
 #include "vmop_err.h"
 
@@ -39,11 +40,15 @@ static void usage(FILE *out, const struct vmop_config *d)
             "                           arrive sooner through its change feed (default: %ld)\n"
             "  --image-sync-period SECS re-read the content libraries this often (default: %ld)\n"
             "  --drain-timeout SECS     on SIGTERM, wait this long for reconciles (default: %ld)\n"
+            "  --feed-max-endpoints N   vCenters with a change feed; past it changes are seen\n"
+            "                           at the resync (default and most: %u)\n"
+            "  --feed-max-folders N     VM folders (namespaces) one change feed watches, one\n"
+            "                           vCenter connection each (default and most: %u)\n"
             "  --version                print the version and exit\n"
             "  -h, --help               print this help and exit\n",
             KUBE_INCLUSTER_DIR, d->ns, d->lease_name, d->workers, d->health_addr,
             d->trysoft_timeout_ms / 1000, d->resync_ms / 1000, d->image_sync_ms / 1000,
-            d->drain_ms / 1000);
+            d->drain_ms / 1000, d->feed_max_endpoints, d->feed_max_folders);
 }
 
 /* Parses a non-negative decimal number of at most max; -1 when invalid. */
@@ -76,6 +81,8 @@ int main(int argc, char **argv)
         {"resync-period", required_argument, NULL, 'r'},
         {"image-sync-period", required_argument, NULL, 'i'},
         {"drain-timeout", required_argument, NULL, 'd'},
+        {"feed-max-endpoints", required_argument, NULL, 'E'},
+        {"feed-max-folders", required_argument, NULL, 'F'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -138,6 +145,16 @@ int main(int argc, char **argv)
             if ((v = parse_num(optarg, 3600)) < 0)
                 goto bad;
             cfg.drain_ms = v * 1000;
+            break;
+        case 'E':
+            if ((v = parse_num(optarg, VMC_FEEDS_MAX)) < 1)
+                goto bad;
+            cfg.feed_max_endpoints = (unsigned)v;
+            break;
+        case 'F':
+            if ((v = parse_num(optarg, VMC_FEED_FOLDERS)) < 1)
+                goto bad;
+            cfg.feed_max_folders = (unsigned)v;
             break;
         case 'V':
             printf("vmop %s\n", VMOP_VERSION);

@@ -143,6 +143,15 @@ static int check_placement(const struct rs_inputs *in, struct rs_result *r)
 {
     const struct api_binding *b = in->binding;
     struct api_ferrs fe = {0};
+    if (in->binding_conflict) {
+        cond_add(
+            r, COND_PLACEMENT_READY, 1, API_COND_FALSE, "MultipleBindings",
+            "namespace \"%s\" has more than one NamespaceBinding (%s): vmop does not pick one; "
+            "an administrator must delete all but one. Nothing is created, changed or "
+            "deleted in vCenter for this namespace until then",
+            in->vm->namespace_ ? in->vm->namespace_ : "", in->binding_conflict);
+        return 0;
+    }
     if (!b) {
         cond_add(r, COND_PLACEMENT_READY, 1, API_COND_FALSE, "NotReady",
                  "namespace \"%s\" is not bound to a vCenter: an administrator must create a "

@@ -8,7 +8,8 @@
  *   VirtualMachineStorageReady    StorageClassRequired / NotFound / Forbidden
  *   VirtualMachineBootstrapReady  NotFound / RequiredKeyNotFound / Invalid      (absent: no
  * bootstrap) VirtualMachineNetworkReady    NotReady                                      (absent:
- * no NICs) VirtualMachineConditionPlacementReady  NotReady (namespace not bound / binding invalid)
+ * no NICs) VirtualMachineConditionPlacementReady  NotReady (namespace not bound) / Invalid (binding
+ * invalid) / MultipleBindings (more than one binding: no arbitrary pick, nothing is created)
  * A catalog problem (class, image), a schema problem (spec fails validation: reason Invalid) and a
  * tenant-permission problem (Forbidden) read differently in `kubectl describe`; capacity problems
  * come later, from vCenter, on VirtualMachineCreated.
@@ -191,9 +192,12 @@ void rs_references(const struct api_vm *vm, struct rs_refs *ret_refs);
 struct rs_inputs {
     const struct api_vm *vm;           /* defaulted already (UUIDs set) */
     const struct api_binding *binding; /* the namespace's binding, NULL if none */
-    const struct api_class *cls;       /* NULL: not found */
-    const struct api_image *image;     /* NULL: not found */
-    const cJSON *storage_class;        /* the StorageClass object, NULL: not found */
+    /* Set when the namespace has more than one NamespaceBinding: their names ("a, b"); binding is
+     * then NULL and placement is refused (VM Operator has one binding per namespace by design). */
+    const char *binding_conflict;
+    const struct api_class *cls;   /* NULL: not found */
+    const struct api_image *image; /* NULL: not found */
+    const cJSON *storage_class;    /* the StorageClass object, NULL: not found */
     /* Bootstrap Secrets by name (NULL: not found); the Secret objects as the API returns them
      * (base64 `data`, or `stringData`). */
     const cJSON *(*get_secret)(void *arg, const char *name);

@@ -52,8 +52,6 @@ struct inf_slot {
     struct kube_informer *inf;
 };
 
-#define VMC_FEEDS_MAX      64    /* VCenterEndpoints with a change feed */
-#define VMC_FEED_FOLDERS   256   /* namespace folders per endpoint */
 #define VMC_FEED_RESYNC_MS 30000 /* re-check bindings/endpoints even without an event */
 #define VMC_FEED_RETRY_MS  1000  /* first retry of a feed that could not start (doubles) */
 /* the longest wait before looking again at a VM the feed does not hold */
@@ -80,6 +78,7 @@ struct vmc {
     struct ippool_registry *pool; /* static IPv4 reservations of this process */
     unsigned long reconciles, failures, status_patches, creates, deletes; /* atomics */
     unsigned long feed_enqueued, drifts;                                  /* atomics */
+    unsigned feed_unwatched_endpoints, feed_unwatched_folders; /* atomics: over the limits */
     /* the vCenter change feeds: feed_mu guards feeds[] and the flags below */
     pthread_mutex_t feed_mu;
     pthread_cond_t feed_cv;
@@ -418,13 +417,14 @@ static long unwatched_requeue_ms(const cJSON *obj)
 
 /* The folders (deduplicated, malloc'd strings in a NULL-terminated array) of the bindings using
  * endpoint. */
-static char **feed_folders(struct kube_obj **bs, size_t n_bs, const char *endpoint)
+static char **feed_folders(struct kube_obj **bs, size_t n_bs, const char *endpoint, unsigned max,
+                           unsigned *ret_dropped)
 {
-    char **v = calloc(VMC_FEED_FOLDERS + 1, sizeof(*v));
+    char **v = calloc(max + 1, sizeof(*v));
     size_t k = 0;
     if (!v)
         return NULL;
-    for (size_t i = 0; i < n_bs && k < VMC_FEED_FOLDERS; i++) {
+    for (size_t i = 0; i < n_bs; i++) {
         struct api_binding *b = NULL;
         int dup = 0;
         if (api_binding_parse(kube_obj_json(bs[i]), &b, NULL) != VMOP_OK)
@@ -432,7 +432,9 @@ static char **feed_folders(struct kube_obj **bs, size_t n_bs, const char *endpoi
         if (b->endpoint && !strcmp(b->endpoint, endpoint) && b->vm_folder && *b->vm_folder) {
             for (size_t j = 0; j < k; j++)
                 dup |= !strcmp(v[j], b->vm_folder);
-            if (!dup && (v[k] = strdup(b->vm_folder)) != NULL)
+            if (!dup && k == max)
+                (*ret_dropped)++; /* the cap: named, logged and counted by the caller */
+            else if (!dup && (v[k] = strdup(b->vm_folder)) != NULL)
                 k++;
         }
         api_binding_free(b);
@@ -473,6 +475,7 @@ static int feeds_sync(struct vmc *c)
     size_t n_eps = 0, n_bs = 0, n_old = 0;
     struct feed_old old[VMC_FEEDS_MAX];
     int keep[VMC_FEEDS_MAX] = {0};
+    unsigned unwatched_endpoints = 0, unwatched_folders = 0;
     struct vmop_err err = {0};
 
     if (kube_informer_list(c->inf[I_ENDPOINT].inf, &eps, &n_eps, &err) != VMOP_OK ||
@@ -492,7 +495,17 @@ static int feeds_sync(struct vmc *c)
 
         if (api_endpoint_parse(kube_obj_json(eps[e]), &ep, NULL) != VMOP_OK || !ep->name)
             goto next;
-        folders = feed_folders(bs, n_bs, ep->name);
+        {
+            unsigned dropped = 0;
+            folders = feed_folders(bs, n_bs, ep->name, c->o.feed_max_folders, &dropped);
+            if (dropped) {
+                vlog(VLOG_WARN, LOGGER, NULL,
+                     "change feed for %s: %u VM folders over the limit of %d are not watched; "
+                     "changes of their VMs are seen at the periodic resync only",
+                     ep->name, dropped, c->o.feed_max_folders);
+                unwatched_folders += dropped;
+            }
+        }
         if (!folders || !folders[0])
             goto next; /* unused endpoint: its feed (if any) goes below */
         snprintf(skey, sizeof(skey), "%s/%s", c->system_ns, ep->secret_name ? ep->secret_name : "");
@@ -517,15 +530,18 @@ static int feeds_sync(struct vmc *c)
             slot = -1;
         }
         if (slot < 0) {
-            for (int i = 0; i < VMC_FEEDS_MAX && slot < 0; i++)
+            for (int i = 0; i < (int)c->o.feed_max_endpoints && slot < 0; i++)
                 if (!c->feeds[i].feed && !keep[i])
                     slot = i;
             fresh = 1;
         }
         pthread_mutex_unlock(&c->feed_mu);
         if (slot < 0) {
-            vlog(VLOG_WARN, LOGGER, NULL, "change feed for %s: more than %d endpoints", ep->name,
-                 VMC_FEEDS_MAX);
+            vlog(VLOG_WARN, LOGGER, NULL,
+                 "change feed for %s: over the limit of %d endpoints with a feed; changes of "
+                 "its VMs are seen at the periodic resync only",
+                 ep->name, c->o.feed_max_endpoints);
+            unwatched_endpoints++;
             goto next;
         }
         keep[slot] = 1;
@@ -589,6 +605,10 @@ out:
     }
     kube_objs_free(eps, n_eps);
     kube_objs_free(bs, n_bs);
+    if (!failed) {
+        __atomic_store_n(&c->feed_unwatched_endpoints, unwatched_endpoints, __ATOMIC_RELAXED);
+        __atomic_store_n(&c->feed_unwatched_folders, unwatched_folders, __ATOMIC_RELAXED);
+    }
     c->feed_passes++;
     return failed;
 }
@@ -702,6 +722,10 @@ vmop_rc vmc_new(struct kube_client *kc, struct kube_recorder *rec, struct vcente
     c->o.system_ns = c->system_ns;
     if (!c->o.workers)
         c->o.workers = 4;
+    if (!c->o.feed_max_endpoints || c->o.feed_max_endpoints > VMC_FEEDS_MAX)
+        c->o.feed_max_endpoints = VMC_FEEDS_MAX;
+    if (!c->o.feed_max_folders || c->o.feed_max_folders > VMC_FEED_FOLDERS)
+        c->o.feed_max_folders = VMC_FEED_FOLDERS;
     pthread_mutex_init(&c->feed_mu, NULL);
     pthread_cond_init(&c->feed_cv, NULL);
     rc = kube_queue_new(&qo, &c->q, err);
@@ -878,6 +902,10 @@ void vmc_metrics(struct vmc *c, struct vbuf *out)
               __atomic_load_n(&c->feed_enqueued, __ATOMIC_RELAXED));
     vbuf_addf(out, "vmop_vm_drift_repaired_total %lu\n",
               __atomic_load_n(&c->drifts, __ATOMIC_RELAXED));
+    vbuf_addf(out, "vmop_vm_feed_unwatched_endpoints %u\n",
+              __atomic_load_n(&c->feed_unwatched_endpoints, __ATOMIC_RELAXED));
+    vbuf_addf(out, "vmop_vm_feed_unwatched_folders %u\n",
+              __atomic_load_n(&c->feed_unwatched_folders, __ATOMIC_RELAXED));
 }
 
 /* ---- one reconcile ----------------------------------------------------------------------------
@@ -894,6 +922,7 @@ struct rctx {
     size_t n_held;
     struct api_vm *vm;
     struct api_binding *binding;
+    char binding_conflict[512]; /* the bindings' names when the namespace has several, else "" */
     struct api_endpoint *endpoint;
     struct api_class *cls;
     struct api_image *image;
@@ -1079,6 +1108,37 @@ static vmop_rc set_finalizer(struct rctx *r, int add, struct vmop_err *err)
     return rc;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The names of objs, sorted (a stable message), joined with ", " into buf (cut with "..." when
+ * they do not fit). */
+static void binding_names(struct kube_obj **objs, size_t n, char *buf, size_t size)
+{
+    const char **names = calloc(n, sizeof(*names));
+    size_t off = 0;
+    buf[0] = '\0';
+    if (!names) {
+        snprintf(buf, size, "%zu bindings", n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        names[i] =
+            kube_obj_name(kube_obj_json(objs[i])) ? kube_obj_name(kube_obj_json(objs[i])) : "";
+    qsort(names, n, sizeof(*names), cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        int w = snprintf(buf + off, size - off, "%s\"%s\"", i ? ", " : "", names[i]);
+        if (w < 0 || (size_t)w >= size - off) {
+            snprintf(buf + (off < size - 4 ? off : size - 4), 4, "...");
+            break;
+        }
+        off += (size_t)w;
+    }
+    free(names);
+}
+
 /* The namespace's binding, its endpoint and a connection. VMOP_E_NOT_FOUND when something is
  * missing (err says what). */
 static vmop_rc load_binding(struct rctx *r, struct vmop_err *err)
@@ -1094,6 +1154,14 @@ static vmop_rc load_binding(struct rctx *r, struct vmop_err *err)
     if (n == 0) {
         kube_objs_free(objs, n);
         return vmop_fail(err, VMOP_E_NOT_FOUND, "namespace %s has no NamespaceBinding", r->ns);
+    }
+    if (n > 1) { /* no arbitrary pick: the namespace is blocked until one is left */
+        binding_names(objs, n, r->binding_conflict, sizeof(r->binding_conflict));
+        kube_objs_free(objs, n);
+        return vmop_fail(err, VMOP_E_CONFLICT,
+                         "namespace %s has more than one NamespaceBinding (%s): an administrator "
+                         "must delete all but one",
+                         r->ns, r->binding_conflict);
     }
     rc = api_binding_parse(kube_obj_json(objs[0]), &r->binding, err);
     kube_objs_free(objs, n);
@@ -1280,6 +1348,10 @@ static vmop_rc do_delete(struct rctx *r, struct vmop_err *err)
             /* no binding and never created: nothing to delete */
             vmop_err_clear(err);
             del.gone = 1;
+        } else if (rc == VMOP_E_CONFLICT && r->binding_conflict[0]) {
+            event(r, "Warning", "DeleteFailed",
+                  "%s; until then the virtual machine is not deleted in vCenter", err->msg);
+            return rc;
         } else if (rc != VMOP_OK) {
             event(r, "Warning", "DeleteFailed", "cannot reach vCenter: %s", err->msg);
             return rc;
@@ -1765,6 +1837,7 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
     memset(&in, 0, sizeof(in));
     in.vm = r->vm;
     in.binding = r->binding;
+    in.binding_conflict = r->binding_conflict[0] ? r->binding_conflict : NULL;
     in.cls = r->cls;
     in.image = r->image;
     in.storage_class = sc_j;

@@ -19,6 +19,7 @@
 #include "kube_informer.h"
 #include "vbuf.h"
 #include "vcenters.h"
+#include "vcfeed.h"
 #include "vmop_err.h"
 
 #define VMC_FINALIZER     "vmoperator.vmware.com/virtualmachine"
@@ -35,9 +36,13 @@ extern const struct kube_resource vmc_res_vms, vmc_res_classes, vmc_res_images, 
 struct metrics_std;
 
 struct vmc_opts {
-    const char *system_ns;       /* where credentials Secrets live; default vmop-system */
-    unsigned workers;            /* 0: 4 */
-    long resync_ms;              /* periodic re-reconcile of every VM; 0: none */
+    const char *system_ns; /* where credentials Secrets live; default vmop-system */
+    unsigned workers;      /* 0: 4 */
+    long resync_ms;        /* periodic re-reconcile of every VM; 0: none */
+    /* Change feed limits (0: the most, VMC_FEEDS_MAX / VMC_FEED_FOLDERS): endpoints with a feed,
+     * and VM folders each feed watches. Past them vmop logs, counts
+     * (vmop_vm_feed_unwatched_endpoints / _folders) and relies on the periodic resync. */
+    unsigned feed_max_endpoints, feed_max_folders;
     struct metrics_std *metrics; /* borrowed, may be NULL: reconcile counts and durations, the
                                   * queue, the prober, and per endpoint the vCenter client and
                                   * change feed (operator/metrics.h) */
@@ -46,6 +51,9 @@ struct vmc_opts {
     int (*may_act)(void *ud);
     void *may_act_ud;
 };
+
+#define VMC_FEEDS_MAX    64                    /* VCenterEndpoints with a change feed, at most */
+#define VMC_FEED_FOLDERS VCFEED_MAX_CONTAINERS /* VM folders one feed watches, at most */
 
 struct vmc;
 

@@ -36,6 +36,8 @@ void vmop_config_defaults(struct vmop_config *cfg)
     cfg->resync_ms = 600000;
     cfg->image_sync_ms = 300000;
     cfg->drain_ms = 20000;
+    cfg->feed_max_endpoints = VMC_FEEDS_MAX;
+    cfg->feed_max_folders = VMC_FEED_FOLDERS;
 }
 
 struct proc {
@@ -166,13 +168,16 @@ int vmop_run(const struct vmop_config *cfg)
                                   .incluster_dir = cfg->incluster_dir};
     struct kube_client_opts kco = {.user_agent = "vmop/0.1", .pool_size = 16};
     struct kube_recorder_opts ro = {.component = "vmop"};
-    /* each vCenter's change feed holds one pooled connection per watched namespace folder */
+    /* each vCenter's change feed holds one pooled connection per watched namespace folder: room
+     * for all of them plus the workers' (connections are opened only when needed) */
     struct vcenters_opts vo = {
-        .max_connections = (int)cfg->workers + 24,
+        .max_connections = (int)cfg->workers + (int)cfg->feed_max_folders + 8,
         .vs = {.soft_wait_ms = cfg->trysoft_timeout_ms, .may_act = may_act, .may_act_ud = &p}};
     struct vmc_opts mo = {.system_ns = cfg->ns,
                           .workers = cfg->workers,
                           .resync_ms = cfg->resync_ms,
+                          .feed_max_endpoints = cfg->feed_max_endpoints,
+                          .feed_max_folders = cfg->feed_max_folders,
                           .may_act = may_act,
                           .may_act_ud = &p};
     sigset_t sigs;

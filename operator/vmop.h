@@ -14,14 +14,16 @@ struct vmop_config {
     const char *incluster_dir; /* NULL: the ServiceAccount directory of a pod */
     const char *ns;            /* the operator's own namespace (credentials Secrets, Lease) */
     int leader_elect;
-    const char *lease_ns;    /* default: ns */
-    const char *lease_name;  /* default: vmop-leader */
-    unsigned workers;        /* VM controller workers */
-    const char *health_addr; /* "127.0.0.1:8081"; NULL or "" disables */
-    long trysoft_timeout_ms; /* Soft/TrySoft guest shutdown wait */
-    long resync_ms;          /* periodic re-reconcile of every VM */
-    long image_sync_ms;      /* content library sync period */
-    long drain_ms;           /* shutdown drain deadline */
+    const char *lease_ns;        /* default: ns */
+    const char *lease_name;      /* default: vmop-leader */
+    unsigned workers;            /* VM controller workers */
+    const char *health_addr;     /* "127.0.0.1:8081"; NULL or "" disables */
+    long trysoft_timeout_ms;     /* Soft/TrySoft guest shutdown wait */
+    long resync_ms;              /* periodic re-reconcile of every VM */
+    long image_sync_ms;          /* content library sync period */
+    long drain_ms;               /* shutdown drain deadline */
+    unsigned feed_max_endpoints; /* vCenter change feeds (vm_controller.h) */
+    unsigned feed_max_folders;   /* VM folders per change feed */
 };
 
 /* Sets the defaults documented in `vmop --help`. */

@@ -17,7 +17,7 @@
 #define DEFAULT_TIMEOUT_MS         60000L
 #define DEFAULT_CONNECT_TIMEOUT_MS 10000L
 #define DEFAULT_MAX_CONNECTIONS    8
-#define MAX_CONNECTIONS            64
+#define MAX_CONNECTIONS            1024 /* each long-poll watch holds one (vcfeed): room for many */
 #define MAX_URL_LEN                2048
 #define MAX_CRED_LEN               1024
 /* Logout at free time must not hold up a shutdown. */
@@ -135,6 +135,9 @@ vmop_rc vim_client_new(const struct vim_config *cfg, struct vim_client **ret_cli
                          MAX_CRED_LEN);
     if (cfg->timeout_ms < 0 || cfg->connect_timeout_ms < 0 || cfg->max_connections < 0)
         return vmop_fail(err, VMOP_E_INVALID, "negative timeout or connection count");
+    if (cfg->max_connections > MAX_CONNECTIONS) /* refused, never cut silently */
+        return vmop_fail(err, VMOP_E_INVALID, "max_connections %d is over the limit of %d",
+                         cfg->max_connections, MAX_CONNECTIONS);
     if (cfg->insecure && (cfg->thumbprint || cfg->ca_file))
         return vmop_fail(err, VMOP_E_INVALID,
                          "insecure turns verification off: do not combine it with a thumbprint "
@@ -175,8 +178,6 @@ vmop_rc vim_client_new(const struct vim_config *cfg, struct vim_client **ret_cli
     if (c->connect_timeout_ms > c->timeout_ms)
         c->connect_timeout_ms = c->timeout_ms;
     c->max_connections = cfg->max_connections ? cfg->max_connections : DEFAULT_MAX_CONNECTIONS;
-    if (c->max_connections > MAX_CONNECTIONS)
-        c->max_connections = MAX_CONNECTIONS;
 
     xmlInitParser();
     rc = vim_http_init(c, err);

@@ -201,6 +201,24 @@ START_TEST(namespace_not_bound)
 }
 END_TEST
 
+/* Several bindings in one namespace: no arbitrary pick, nothing can be created, and the message
+ * names them so the administrator knows which to delete. */
+START_TEST(namespace_bound_twice)
+{
+    struct fx f;
+    fx_init(&f);
+    fx_all(&f);
+    f.in.binding = NULL;
+    f.in.binding_conflict = "\"a\", \"b\"";
+    fx_resolve(&f);
+    ck_assert_int_eq(f.r.ready, 0);
+    assert_cond(&f.r, COND_PLACEMENT_READY, API_COND_FALSE, "MultipleBindings", "\"a\", \"b\"");
+    assert_cond(&f.r, COND_PLACEMENT_READY, API_COND_FALSE, "MultipleBindings",
+                "delete all but one");
+    fx_free(&f);
+}
+END_TEST
+
 START_TEST(class_problems)
 {
     struct fx f;
@@ -417,6 +435,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, all_prerequisites_met);
     tcase_add_test(tc, namespace_not_bound);
+    tcase_add_test(tc, namespace_bound_twice);
     tcase_add_test(tc, class_problems);
     tcase_add_test(tc, image_problems);
     tcase_add_test(tc, image_not_ready);
