@@ -10,11 +10,19 @@
 
 #define IC_STRIPES   64
 #define IC_PATH_MAX  4096
-#define IC_MARKER    "vmop image cache: library item %s, content version %s"
+#define IC_MARKER    IC_MARKER_PREFIX "%s" IC_MARKER_MID "%s"
 #define IC_MARKER_SZ 256
+
+struct ic_use {
+    char name[IC_NAME_MAX + 1];
+    unsigned n; /* 0: free slot */
+};
 
 struct ic_cache {
     pthread_mutex_t locks[IC_STRIPES]; /* item id hash -> stripe: creates of one item serialize */
+    pthread_mutex_t use_lock;          /* guards uses */
+    struct ic_use *uses;               /* clones in flight per template name (owned array) */
+    size_t n_uses;
 };
 
 vmop_rc ic_new(struct ic_cache **ret_ic, struct vmop_err *err)
@@ -24,6 +32,7 @@ vmop_rc ic_new(struct ic_cache **ret_ic, struct vmop_err *err)
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
     for (size_t i = 0; i < IC_STRIPES; i++)
         pthread_mutex_init(&ic->locks[i], NULL);
+    pthread_mutex_init(&ic->use_lock, NULL);
     *ret_ic = ic;
     return VMOP_OK;
 }
@@ -34,6 +43,8 @@ void ic_free(struct ic_cache *ic)
         return;
     for (size_t i = 0; i < IC_STRIPES; i++)
         pthread_mutex_destroy(&ic->locks[i]);
+    pthread_mutex_destroy(&ic->use_lock);
+    free(ic->uses);
     free(ic);
 }
 
@@ -70,6 +81,28 @@ vmop_rc ic_template_name(const char *item_id, const char *content_version, char 
     memcpy(buf, vbuf_str(&b), b.len + 1);
     vbuf_free(&b);
     return VMOP_OK;
+}
+
+int ic_marker_parse(const char *text, char *item_id, size_t item_size, char *version,
+                    size_t version_size)
+{
+    const char *p, *mid;
+    size_t pl = strlen(IC_MARKER_PREFIX), il, vl;
+
+    if (!text || strncmp(text, IC_MARKER_PREFIX, pl) != 0)
+        return 0;
+    p = text + pl;
+    mid = strstr(p, IC_MARKER_MID);
+    if (!mid || mid == p || strstr(mid + 1, IC_MARKER_MID))
+        return 0;
+    il = (size_t)(mid - p);
+    vl = strlen(mid + strlen(IC_MARKER_MID));
+    if (il >= item_size || vl >= version_size)
+        return 0;
+    memcpy(item_id, p, il);
+    item_id[il] = '\0';
+    memcpy(version, mid + strlen(IC_MARKER_MID), vl + 1);
+    return 1;
 }
 
 static unsigned stripe_of(const char *s)
@@ -164,16 +197,92 @@ static vmop_rc get_locked(struct vim_client *c, const struct ic_target *t, const
     return rc;
 }
 
+/* Takes a use of name (under the item's lock). */
+static vmop_rc use_take(struct ic_cache *ic, const char *name, struct vmop_err *err)
+{
+    struct ic_use *slot = NULL;
+    vmop_rc rc = VMOP_OK;
+
+    pthread_mutex_lock(&ic->use_lock);
+    for (size_t i = 0; i < ic->n_uses; i++) {
+        if (ic->uses[i].n && strcmp(ic->uses[i].name, name) == 0) {
+            slot = &ic->uses[i];
+            break;
+        }
+        if (!ic->uses[i].n && !slot)
+            slot = &ic->uses[i];
+    }
+    if (slot && !slot->n)
+        snprintf(slot->name, sizeof(slot->name), "%s", name);
+    if (!slot) {
+        struct ic_use *nu = realloc(ic->uses, (ic->n_uses + 8) * sizeof(*nu));
+        if (!nu) {
+            rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+            goto out;
+        }
+        memset(nu + ic->n_uses, 0, 8 * sizeof(*nu));
+        ic->uses = nu;
+        slot = &ic->uses[ic->n_uses];
+        ic->n_uses += 8;
+        snprintf(slot->name, sizeof(slot->name), "%s", name);
+    }
+    slot->n++;
+out:
+    pthread_mutex_unlock(&ic->use_lock);
+    return rc;
+}
+
+void ic_put(struct ic_hold *h)
+{
+    if (!h || !h->ic || !h->name[0])
+        return;
+    pthread_mutex_lock(&h->ic->use_lock);
+    for (size_t i = 0; i < h->ic->n_uses; i++) {
+        struct ic_use *u = &h->ic->uses[i];
+        if (u->n && strcmp(u->name, h->name) == 0) {
+            u->n--;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&h->ic->use_lock);
+    memset(h, 0, sizeof(*h));
+}
+
+unsigned ic_uses(struct ic_cache *ic, const char *name)
+{
+    unsigned n = 0;
+    if (!ic || !name)
+        return 0;
+    pthread_mutex_lock(&ic->use_lock);
+    for (size_t i = 0; i < ic->n_uses; i++)
+        if (ic->uses[i].n && strcmp(ic->uses[i].name, name) == 0)
+            n = ic->uses[i].n;
+    pthread_mutex_unlock(&ic->use_lock);
+    return n;
+}
+
+void ic_lock_item(struct ic_cache *ic, const char *item_id)
+{
+    pthread_mutex_lock(&ic->locks[stripe_of(item_id)]);
+}
+
+void ic_unlock_item(struct ic_cache *ic, const char *item_id)
+{
+    pthread_mutex_unlock(&ic->locks[stripe_of(item_id)]);
+}
+
 vmop_rc ic_get(struct ic_cache *ic, struct vim_client *c, const struct ic_target *t,
-               struct vim_moref *ret_template, struct vmop_err *err)
+               struct vim_moref *ret_template, struct ic_hold *ret_hold, struct vmop_err *err)
 {
     struct vim_library_item *item = NULL;
     char name[IC_NAME_MAX + 1], marker[IC_MARKER_SZ];
     pthread_mutex_t *lock;
     vmop_rc rc;
 
+    if (ret_hold)
+        memset(ret_hold, 0, sizeof(*ret_hold));
     if (!ic || !c || !t || !t->item_id || !t->folder_path || !t->folder || !t->pool ||
-        !ret_template)
+        !ret_template || !ret_hold)
         return vmop_fail(err, VMOP_E_INVALID, "ic_get: missing argument");
     rc = vim_library_item_get(c, t->item_id, &item, err);
     if (rc)
@@ -193,6 +302,12 @@ vmop_rc ic_get(struct ic_cache *ic, struct vim_client *c, const struct ic_target
     lock = &ic->locks[stripe_of(t->item_id)];
     pthread_mutex_lock(lock);
     rc = get_locked(c, t, name, marker, ret_template, err);
+    if (!rc)
+        rc = use_take(ic, name, err);
+    if (!rc) {
+        ret_hold->ic = ic;
+        memcpy(ret_hold->name, name, sizeof(ret_hold->name));
+    }
     pthread_mutex_unlock(lock);
 out:
     vim_library_item_free(item);

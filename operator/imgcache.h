@@ -4,13 +4,16 @@
  * Owns: the cache template's name ("vmop-image-<item id>[-<content version>]"), its marker
  * annotation, deploying it (OVF or VM-template item via vim_library_deploy), finishing it
  * (power off, annotation, MarkAsTemplate), and serializing concurrent creates of one item inside
- * the process (a mutex stripe per item id).
+ * the process (a mutex stripe per item id), and counting the clones in flight from each template
+ * (ic_get() holds a use of the template it returns until ic_put()) so that the collector
+ * (image_gc.h) never destroys a clone's source.
  *
  * Crash safety: a crash between the deploy and MarkAsTemplate leaves a VM with the cache name
  * that is not a template yet; the next call finds it by path and finishes it. Names starting
  * with "vmop-image-" in the cache folder belong to vmop: a TEMPLATE with such a name but without
  * vmop's marker annotation was not made by vmop and is refused (VMOP_E_EXISTS), never adopted.
- * A duplicate after a crash (two deploys) is harmless: the path lookup picks one.
+ * A duplicate after a crash (two deploys) is harmless: the path lookup picks one (the collector,
+ * image_gc.h, destroys the other).
  */
 #ifndef VMOP_IMGCACHE_H
 #define VMOP_IMGCACHE_H
@@ -22,6 +25,9 @@
 
 #define IC_NAME_PREFIX "vmop-image-"
 #define IC_NAME_MAX    80 /* vSphere's entity name limit */
+/* The marker annotation: IC_MARKER_PREFIX "<item id>" IC_MARKER_MID "<content version>". */
+#define IC_MARKER_PREFIX "vmop image cache: library item "
+#define IC_MARKER_MID    ", content version "
 
 struct ic_cache;
 
@@ -40,8 +46,31 @@ struct ic_target {
     const struct vim_moref *datastore; /* optional */
 };
 
-/* Finds or makes the cache template for t->item_id; ret_template: a template VM to clone. */
+/* Parses a marker annotation (pure): 1 and the item id / content version (NUL-terminated, into
+ * buffers of the given sizes) when text is exactly vmop's marker, else 0. */
+int ic_marker_parse(const char *text, char *item_id, size_t item_size, char *version,
+                    size_t version_size);
+
+/* One use of a cache template (a clone in flight from it). Empty ({0}) = none. */
+struct ic_hold {
+    struct ic_cache *ic;
+    char name[IC_NAME_MAX + 1];
+};
+
+/* Finds or makes the cache template for t->item_id; ret_template: a template VM to clone. On
+ * success *ret_hold holds a use of the template (taken under the item's lock, so the collector
+ * cannot destroy it between the lookup and the clone): release it with ic_put() once the clone
+ * task has ended, whatever its outcome. On failure *ret_hold is empty. */
 vmop_rc ic_get(struct ic_cache *ic, struct vim_client *c, const struct ic_target *t,
-               struct vim_moref *ret_template, struct vmop_err *err);
+               struct vim_moref *ret_template, struct ic_hold *ret_hold, struct vmop_err *err);
+/* Releases a use (NULL or empty is fine; the hold is emptied, so a second put does nothing). */
+void ic_put(struct ic_hold *h);
+
+/* The collector's side: the item's lock (the one ic_get() holds while it finds or deploys and
+ * takes a use), and the uses of a template name. A template with no use while its item's lock is
+ * held can get none until the lock is released. */
+void ic_lock_item(struct ic_cache *ic, const char *item_id);
+void ic_unlock_item(struct ic_cache *ic, const char *item_id);
+unsigned ic_uses(struct ic_cache *ic, const char *name);
 
 #endif

@@ -831,6 +831,7 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
     struct vim_config_spec *cs = NULL;
     struct vim_clone_spec cl = {0};
     struct ic_target t = {0};
+    struct ic_hold hold = {0}; /* a use of the template, released once the clone task ended */
     char iuuid[VS_UUID_MAX], buuid[VS_UUID_MAX];
     const char *cf;
     vmop_rc rc;
@@ -860,11 +861,11 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
     t.folder = &cache_folder;
     t.pool = &pool;
     t.datastore = vim_moref_is_set(&ds) ? &ds : NULL;
-    rc = ic_get(ctx->images, ctx->client, &t, &tmpl, err);
+    rc = ic_get(ctx->images, ctx->client, &t, &tmpl, &hold, err);
     if (!rc && nonempty(d->storage_policy_id) && vim_moref_is_set(&ds))
         rc = template_disks(ctx, &tmpl, disk_keys, &n_disks, err);
     if (rc)
-        return rc;
+        goto out;
 
     lower_uuid(d->instance_uuid, iuuid, sizeof(iuuid));
     lower_uuid(d->bios_uuid, buuid, sizeof(buuid));
@@ -905,8 +906,19 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
     }
     rc = vim_vm_clone(ctx->client, &cl, ret_vm, err);
 out:
+    ic_put(&hold); /* a clone that timed out waiting may still run: the grace covers it */
     vim_config_spec_free(cs);
     return rc;
+}
+
+struct ic_cache *vs_images(struct vs_ctx *ctx)
+{
+    return ctx ? ctx->images : NULL;
+}
+
+const char *vs_cache_folder(const struct vs_ctx *ctx)
+{
+    return ctx ? ctx->cache_folder : NULL;
 }
 
 /* Sets a guestinfo key pair from plain text (encoded gzip+base64); NULL text removes both. */

@@ -55,11 +55,16 @@ struct vs_options {
 };
 
 struct vs_ctx;
+struct ic_cache; /* imgcache.h */
 
 /* client is borrowed: it must outlive the context. opts may be NULL (defaults). */
 vmop_rc vs_ctx_new(struct vim_client *client, const struct vs_options *opts,
                    struct vs_ctx **ret_ctx, struct vmop_err *err);
 void vs_ctx_free(struct vs_ctx *ctx); /* NULL is fine */
+/* The context's image cache (borrowed; the collector image_gc.h asks it which templates are in
+ * use) and its cache folder option (NULL: each VM's folder). */
+struct ic_cache *vs_images(struct vs_ctx *ctx);
+const char *vs_cache_folder(const struct vs_ctx *ctx);
 
 /* ---- observation ------------------------------------------------------------------------------
  */

@@ -128,3 +128,53 @@ vmop_rc vim_task_wait(struct vim_client *c, const struct vim_moref *task, long t
     free(state);
     return rc;
 }
+
+vmop_rc vim_entity_busy(struct vim_client *c, const struct vim_moref *entity, int *ret_busy,
+                        struct vmop_err *err)
+{
+    static const char *const rpaths[] = {"recentTask", NULL};
+    static const char *const spaths[] = {"info.state", NULL};
+    struct vim_objects objs = {0};
+    struct vim_moref tasks[VIM_BUSY_MAX_TASKS];
+    size_t n = 0;
+    xmlNodePtr val;
+    vmop_rc rc;
+
+    if (!c || !entity || !vim_moref_is_set(entity) || !ret_busy)
+        return vmop_fail(err, VMOP_E_INVALID, "vim_entity_busy: no entity");
+    *ret_busy = 0;
+    rc = vim_retrieve(c, entity, NULL, rpaths, 0, &objs, err);
+    if (rc != VMOP_OK)
+        return rc;
+    val = objs.n ? vim_object_prop(&objs.items[0], "recentTask") : NULL;
+    /* newest last: keep the last VIM_BUSY_MAX_TASKS */
+    for (xmlNodePtr t = vim_xml_first(val); t; t = t->next) {
+        struct vim_moref ref;
+        if (t->type != XML_ELEMENT_NODE || vim_xml_moref(t, &ref) != VMOP_OK)
+            continue;
+        if (n == VIM_BUSY_MAX_TASKS) {
+            memmove(tasks, tasks + 1, (n - 1) * sizeof(tasks[0]));
+            n--;
+        }
+        tasks[n++] = ref;
+    }
+    vim_objects_free(&objs);
+    for (size_t i = n; i-- > 0 && !*ret_busy;) {
+        struct vim_objects to = {0};
+        struct vmop_err e = {0};
+        char *state;
+        rc = vim_retrieve(c, &tasks[i], "Task", spaths, 0, &to, &e);
+        if (rc == VMOP_E_NOT_FOUND) /* a task vCenter no longer keeps: ended */
+            continue;
+        if (rc != VMOP_OK) {
+            if (err)
+                *err = e;
+            return rc;
+        }
+        state = to.n ? vim_xml_text(vim_object_prop(&to.items[0], "info.state")) : NULL;
+        *ret_busy = state && (strcmp(state, "queued") == 0 || strcmp(state, "running") == 0);
+        free(state);
+        vim_objects_free(&to);
+    }
+    return VMOP_OK;
+}

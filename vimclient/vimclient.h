@@ -414,6 +414,14 @@ vmop_rc vim_vm_mark_as_template(struct vim_client *c, const struct vim_moref *vm
  * type of info.error.fault and its message; running past the bound is VMOP_E_TIMEOUT. */
 vmop_rc vim_task_wait(struct vim_client *c, const struct vim_moref *task, long timeout_ms,
                       struct vim_moref *ret_result, struct vmop_err *err);
+/* *ret_busy = 1 when a task of the entity's recentTask is queued or running (one read of
+ * recentTask, then info.state of each task, newest first, at most VIM_BUSY_MAX_TASKS; a task the
+ * server no longer has counts as ended). vCenter keeps a task there for minutes after it ended and
+ * lists the tasks started on the entity: a CloneVM_Task on the source VM or template. Added for
+ * the operator's image cache collector. */
+#define VIM_BUSY_MAX_TASKS 64
+vmop_rc vim_entity_busy(struct vim_client *c, const struct vim_moref *entity, int *ret_busy,
+                        struct vmop_err *err);
 
 /* ---- change feed (PropertyCollector WaitForUpdatesEx) -----------------------------------------
  */
