@@ -15,6 +15,7 @@
 #include "api_cond.h"
 #include "catalog.h"
 #include "catalog_vc.h"
+#include "image_gc_scope.h"
 #include "kube_informer.h"
 #include "kube_util.h"
 #include "log.h"
@@ -37,6 +38,7 @@ struct imgc {
     unsigned long syncs, failures, creates, updates, deletes; /* atomics */
     uint64_t last_sig;
     struct cat_cache *cache;
+    struct igcs *gc; /* the image cache collector, run after each sync */
 };
 
 vmop_rc imgc_new(struct kube_client *kc, struct kube_recorder *rec, struct vcenters *vcs,
@@ -56,6 +58,14 @@ vmop_rc imgc_new(struct kube_client *kc, struct kube_recorder *rec, struct vcent
     if (cat_cache_new(&c->cache, err) != VMOP_OK) {
         free(c);
         return err ? err->rc : VMOP_E_NOMEM;
+    }
+    {
+        struct igcs_opts go = {.system_ns = c->system_ns, .grace_s = o ? o->cache_grace_s : 0};
+        if (igcs_new(vcs, vmc, &go, &c->gc, err) != VMOP_OK) {
+            cat_cache_free(c->cache);
+            free(c);
+            return err ? err->rc : VMOP_E_NOMEM;
+        }
     }
     *ret = c;
     return VMOP_OK;
@@ -462,6 +472,7 @@ vmop_rc imgc_sync_once(struct imgc *c, struct vmop_err *err)
             cat_scan_free(&per[i]);
         free(per);
     }
+    igcs_run(c->gc); /* image cache templates no one can clone from any more */
     rc = first;
 out:
     if (rc != VMOP_OK)
@@ -572,6 +583,7 @@ void imgc_free(struct imgc *c)
         return;
     imgc_stop(c);
     cat_cache_free(c->cache);
+    igcs_free(c->gc);
     free(c);
 }
 
@@ -586,4 +598,5 @@ void imgc_metrics(struct imgc *c, struct vbuf *out)
               __atomic_load_n(&c->updates, __ATOMIC_RELAXED));
     vbuf_addf(out, "vmop_image_deletes_total %lu\n",
               __atomic_load_n(&c->deletes, __ATOMIC_RELAXED));
+    igcs_metrics(c->gc, out);
 }

@@ -5,6 +5,7 @@
  * Owns: the sync thread, reading the libraries through catalog_vc (when built), and applying the
  * catalog's diff (catalog.h) with the Kubernetes client: create + status, update (+ status),
  * delete. Reads bindings, endpoints and existing images from the VM controller's informers.
+ * After each sync it runs the image cache collector (image_gc_scope.h).
  *
  * Threads: one sync thread. Ownership: imgc_free() frees; everything passed to imgc_new() is
  * borrowed and must outlive it.
@@ -22,6 +23,7 @@
 struct imgc_opts {
     const char *system_ns; /* credentials Secrets; default vmop-system */
     long period_ms;        /* 0: 300000 */
+    long cache_grace_s;    /* image cache collector grace (image_gc.h); 0: 600, negative: none */
 };
 
 struct imgc;

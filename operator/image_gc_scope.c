@@ -1,0 +1,435 @@
+/* image_gc_scope.c: bindings and endpoints -> cache folders and their live items -> the collector
+ * (see image_gc_scope.h). */
+#include "image_gc_scope.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_admin.h"
+#include "image_gc.h"
+#include "kube_informer.h"
+#include "log.h"
+
+#define LOGGER    "image-gc"
+#define KEY_MAX   256
+#define PATH_MAX_ 1024
+
+struct known_folder {
+    char vc[KEY_MAX];     /* the vCenter's instance UUID */
+    char path[PATH_MAX_]; /* the folder's inventory path */
+};
+
+struct igcs {
+    struct vcenters *vcs;
+    struct vmc *vmc;
+    char system_ns[254];
+    struct igc_state *st;
+    struct known_folder *known; /* folders seen bound since start */
+    size_t n_known;
+    unsigned long sweeps, collected, failed, skipped; /* atomics */
+};
+
+/* ---- a sweep's data ---------------------------------------------------------------------------
+ */
+
+struct folder {
+    char path[PATH_MAX_];
+    struct igc_live *live;
+    size_t n_live;
+};
+
+struct group {
+    char vc[KEY_MAX];
+    struct vc_conn *conn; /* a reference */
+    int unsafe;           /* a library read failed: collect nothing here */
+    struct folder *folders;
+    size_t n_folders;
+};
+
+struct sweep {
+    struct group *groups; /* owned; group_of() may move it */
+    size_t n_groups;
+    struct vim_library_item_list *lists; /* owned: every item list read (live points into them) */
+    size_t n_lists;
+    struct igc_live *cluster; /* every endpoint's cluster library items */
+    size_t n_cluster;
+    int no_unbound; /* some binding's folder is unknown: collect no unbound folder */
+};
+
+static void sweep_free(struct sweep *s)
+{
+    for (size_t i = 0; i < s->n_groups; i++) {
+        for (size_t k = 0; k < s->groups[i].n_folders; k++)
+            free(s->groups[i].folders[k].live);
+        free(s->groups[i].folders);
+        vc_conn_put(s->groups[i].conn);
+    }
+    free(s->groups);
+    for (size_t i = 0; i < s->n_lists; i++)
+        vim_library_item_list_free(&s->lists[i]);
+    free(s->lists);
+    free(s->cluster);
+}
+
+static void note(void *ud, const char *name, const char *moref, enum igc_verdict v,
+                 const char *what, const struct vmop_err *err);
+
+vmop_rc igcs_new(struct vcenters *vcs, struct vmc *vmc, const struct igcs_opts *o,
+                 struct igcs **ret, struct vmop_err *err)
+{
+    struct igcs *g = calloc(1, sizeof(*g));
+    struct igc_opts io = {0};
+    vmop_rc rc;
+    if (!g)
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    g->vcs = vcs;
+    g->vmc = vmc;
+    snprintf(g->system_ns, sizeof(g->system_ns), "%s",
+             o && o->system_ns && *o->system_ns ? o->system_ns : "vmop-system");
+    io.note = note;
+    io.grace_s = !o || o->grace_s == 0 ? IGC_GRACE_DEFAULT_S : o->grace_s < 0 ? 0 : o->grace_s;
+    rc = igc_state_new(&io, &g->st, err);
+    if (rc) {
+        free(g);
+        return rc;
+    }
+    *ret = g;
+    return VMOP_OK;
+}
+
+void igcs_free(struct igcs *g)
+{
+    if (!g)
+        return;
+    igc_state_free(g->st);
+    free(g->known);
+    free(g);
+}
+
+/* ---- reading ----------------------------------------------------------------------------------
+ */
+
+static vmop_rc connect_endpoint(struct igcs *g, const char *name, struct vc_conn **ret_conn,
+                                struct vmop_err *err)
+{
+    struct kube_obj *eo = kube_informer_get(vmc_informer(g->vmc, "vcenterendpoints"), name);
+    struct kube_obj *so = NULL;
+    struct api_endpoint *ep = NULL;
+    char key[600];
+    vmop_rc rc;
+    if (!eo)
+        return vmop_fail(err, VMOP_E_NOT_FOUND, "VCenterEndpoint '%s' not found", name);
+    rc = api_endpoint_parse(kube_obj_json(eo), &ep, err);
+    if (rc == VMOP_OK) {
+        snprintf(key, sizeof(key), "%s/%s", g->system_ns, ep->secret_name ? ep->secret_name : "");
+        so = kube_informer_get(vmc_informer(g->vmc, "secrets"), key);
+        rc = vcenters_get(g->vcs, ep, so ? kube_obj_json(so) : NULL, ret_conn, err);
+    }
+    if (rc == VMOP_OK) {
+        rc = vim_login(vc_conn_client(*ret_conn), err);
+        if (rc != VMOP_OK) {
+            vc_conn_put(*ret_conn);
+            *ret_conn = NULL;
+        }
+    }
+    kube_obj_unref(eo);
+    kube_obj_unref(so);
+    api_endpoint_free(ep);
+    return rc;
+}
+
+/* The group of endpoint `name` (connecting it on first use), or NULL. The pointer is valid until
+ * the next call. */
+static struct group *group_of(struct igcs *g, struct sweep *s, const char *name,
+                              struct vmop_err *err)
+{
+    struct vc_conn *conn = NULL;
+    const char *vc;
+    if (connect_endpoint(g, name, &conn, err) != VMOP_OK)
+        return NULL;
+    vc = vim_about_instance_uuid(vc_conn_client(conn));
+    if (!vc || !*vc)
+        vc = name;
+    for (size_t i = 0; i < s->n_groups; i++)
+        if (strcmp(s->groups[i].vc, vc) == 0) {
+            vc_conn_put(conn);
+            return &s->groups[i];
+        }
+    {
+        struct group *ng = realloc(s->groups, (s->n_groups + 1) * sizeof(*ng));
+        if (!ng) {
+            vc_conn_put(conn);
+            vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+            return NULL;
+        }
+        s->groups = ng;
+        memset(&ng[s->n_groups], 0, sizeof(*ng));
+    }
+    snprintf(s->groups[s->n_groups].vc, KEY_MAX, "%s", vc);
+    s->groups[s->n_groups].conn = conn;
+    return &s->groups[s->n_groups++];
+}
+
+/* Appends the current items of libs to *live (pointing into lists kept by s). */
+static vmop_rc read_items(struct sweep *s, struct vim_client *c, const struct api_library_ref *libs,
+                          size_t n_libs, struct igc_live **live, size_t *n_live,
+                          struct vmop_err *err)
+{
+    for (size_t i = 0; i < n_libs; i++) {
+        struct vim_library_item_list l = {0}, *nl;
+        struct igc_live *nv;
+        char *found = NULL;
+        const char *id = libs[i].id && *libs[i].id ? libs[i].id : NULL;
+        vmop_rc rc = VMOP_OK;
+        if (!id) {
+            if (!libs[i].name || !*libs[i].name)
+                continue;
+            rc = vim_library_find(c, libs[i].name, &found, err);
+            id = found;
+        }
+        if (rc == VMOP_OK)
+            rc = vim_library_items(c, id, &l, err);
+        free(found);
+        if (rc == VMOP_E_NOT_FOUND) { /* a library that is gone offers nothing */
+            vmop_err_clear(err);
+            continue;
+        }
+        if (rc)
+            return rc;
+        nl = realloc(s->lists, (s->n_lists + 1) * sizeof(*nl));
+        if (!nl) {
+            vim_library_item_list_free(&l);
+            return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        }
+        s->lists = nl;
+        s->lists[s->n_lists++] = l;
+        nv = realloc(*live, (*n_live + l.n + 1) * sizeof(*nv));
+        if (!nv)
+            return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        *live = nv;
+        for (size_t k = 0; k < l.n; k++)
+            nv[(*n_live)++] = (struct igc_live){l.items[k].id, l.items[k].content_version};
+    }
+    return VMOP_OK;
+}
+
+static struct folder *folder_of(struct group *gr, const char *path)
+{
+    struct folder *nf;
+    for (size_t i = 0; i < gr->n_folders; i++)
+        if (strcmp(gr->folders[i].path, path) == 0)
+            return &gr->folders[i];
+    nf = realloc(gr->folders, (gr->n_folders + 1) * sizeof(*nf));
+    if (!nf)
+        return NULL;
+    gr->folders = nf;
+    memset(&nf[gr->n_folders], 0, sizeof(*nf));
+    snprintf(nf[gr->n_folders].path, PATH_MAX_, "%s", path);
+    return &nf[gr->n_folders++];
+}
+
+static void remember(struct igcs *g, const char *vc, const char *path)
+{
+    struct known_folder *nk;
+    for (size_t i = 0; i < g->n_known; i++)
+        if (!strcmp(g->known[i].vc, vc) && !strcmp(g->known[i].path, path))
+            return;
+    nk = realloc(g->known, (g->n_known + 1) * sizeof(*nk));
+    if (!nk)
+        return;
+    g->known = nk;
+    snprintf(nk[g->n_known].vc, KEY_MAX, "%s", vc);
+    snprintf(nk[g->n_known].path, PATH_MAX_, "%s", path);
+    g->n_known++;
+}
+
+static void forget(struct igcs *g, size_t i)
+{
+    g->known[i] = g->known[--g->n_known];
+}
+
+/* Bindings -> groups and folders with their own items; 0 on a failure that stops the sweep. */
+static int read_bindings(struct igcs *g, struct sweep *s)
+{
+    struct kube_obj **bs = NULL;
+    size_t nb = 0;
+    struct vmop_err err = {0};
+    if (kube_informer_list(vmc_informer(g->vmc, "namespacebindings"), &bs, &nb, &err) != VMOP_OK) {
+        vlog_err(VLOG_WARN, LOGGER, NULL, &err, "image cache collection skipped");
+        return 0;
+    }
+    for (size_t i = 0; i < nb; i++) {
+        struct api_binding *b = NULL;
+        struct group *gr = NULL;
+        struct folder *f;
+        struct vmop_err e = {0};
+        const char *path;
+        if (api_binding_parse(kube_obj_json(bs[i]), &b, &e) != VMOP_OK || !b->endpoint ||
+            !(gr = group_of(g, s, b->endpoint, &e))) {
+            s->no_unbound = 1;
+            vlog_err(VLOG_DEBUG, LOGGER, kube_obj_key(bs[i]), &e,
+                     "binding not usable: no unbound cache folder is collected now");
+            api_binding_free(b);
+            continue;
+        }
+        path = vs_cache_folder(vc_conn_sync(gr->conn));
+        if (!path)
+            path = b->vm_folder;
+        if (!path || !*path) {
+            api_binding_free(b);
+            continue;
+        }
+        f = folder_of(gr, path);
+        if (!f || read_items(s, vc_conn_client(gr->conn), b->libraries, b->n_libraries, &f->live,
+                             &f->n_live, &e) != VMOP_OK) {
+            gr->unsafe = 1;
+            vlog_err(VLOG_DEBUG, LOGGER, kube_obj_key(bs[i]), &e,
+                     "libraries not read: no cache template is collected on this vCenter now");
+        } else {
+            remember(g, gr->vc, path);
+        }
+        api_binding_free(b);
+    }
+    kube_objs_free(bs, nb);
+    return 1;
+}
+
+/* Every endpoint's cluster libraries; 0 when one cannot be read. */
+static int read_cluster(struct igcs *g, struct sweep *s)
+{
+    struct kube_obj **es = NULL;
+    size_t ne = 0;
+    int ok = 1;
+    struct vmop_err err = {0};
+    if (kube_informer_list(vmc_informer(g->vmc, "vcenterendpoints"), &es, &ne, &err) != VMOP_OK)
+        return 0;
+    for (size_t i = 0; i < ne && ok; i++) {
+        struct api_endpoint *ep = NULL;
+        struct group *gr;
+        struct vmop_err e = {0};
+        if (api_endpoint_parse(kube_obj_json(es[i]), &ep, &e) != VMOP_OK) {
+            ok = 0;
+        } else if (ep->n_libraries > 0) {
+            gr = group_of(g, s, ep->name, &e);
+            ok = gr && read_items(s, vc_conn_client(gr->conn), ep->libraries, ep->n_libraries,
+                                  &s->cluster, &s->n_cluster, &e) == VMOP_OK;
+        }
+        if (!ok)
+            vlog_err(VLOG_DEBUG, LOGGER, kube_obj_key(es[i]), &e,
+                     "cluster libraries not read: no cache template is collected now");
+        api_endpoint_free(ep);
+    }
+    kube_objs_free(es, ne);
+    return ok;
+}
+
+/* ---- collecting -------------------------------------------------------------------------------
+ */
+
+static void note(void *ud, const char *name, const char *moref, enum igc_verdict v,
+                 const char *what, const struct vmop_err *err)
+{
+    (void)ud;
+    if (!strcmp(what, "collected"))
+        vlog(VLOG_INFO, LOGGER, name, "image cache template %s destroyed (%s)", moref,
+             igc_verdict_str(v));
+    else if (!strcmp(what, "failed"))
+        vlog_err(VLOG_WARN, LOGGER, name, err, "image cache template %s (%s) not destroyed", moref,
+                 igc_verdict_str(v));
+    else
+        vlog(VLOG_DEBUG, LOGGER, name, "image cache template %s (%s) kept for now: %s", moref,
+             igc_verdict_str(v), what);
+}
+
+static void collect(struct igcs *g, struct group *gr, const char *path, const struct igc_live *live,
+                    size_t n_live, int bound, int *ret_gone)
+{
+    struct vim_client *c = vc_conn_client(gr->conn);
+    struct igc_result r = {0};
+    struct vim_moref folder;
+    struct vmop_err e = {0};
+    vmop_rc rc = vim_find_by_path(c, path, "Folder", &folder, &e);
+    if (ret_gone)
+        *ret_gone = rc == VMOP_E_NOT_FOUND;
+    if (rc == VMOP_OK)
+        rc = igc_collect_folder(g->st, vs_images(vc_conn_sync(gr->conn)), c, &folder, live, n_live,
+                                bound, &r, &e);
+    if (rc != VMOP_OK && rc != VMOP_E_NOT_FOUND) {
+        vlog_err(VLOG_WARN, LOGGER, path, &e, "image cache folder not collected");
+        __atomic_add_fetch(&g->failed, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    if (ret_gone && rc == VMOP_OK && r.garbage == r.collected)
+        *ret_gone = 1; /* an unbound folder with nothing left: forget it */
+    __atomic_add_fetch(&g->collected, r.collected, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&g->failed, r.failed, __ATOMIC_RELAXED);
+    if (r.garbage)
+        vlog(VLOG_INFO, LOGGER, path,
+             "image cache: %u templates, %u garbage: %u destroyed, %u in grace, %u in use, "
+             "%u busy, %u failed",
+             r.templates, r.garbage, r.collected, r.waiting, r.in_use, r.busy, r.failed);
+}
+
+void igcs_run(struct igcs *g)
+{
+    struct sweep s;
+    memset(&s, 0, sizeof(s));
+    __atomic_add_fetch(&g->sweeps, 1, __ATOMIC_RELAXED);
+    /* the folders are listed after the libraries are read: a template made from a newer version
+     * meanwhile is seen as superseded, and the use ic_get() holds during its clone (then the
+     * grace) keeps it */
+    if (!read_bindings(g, &s) || !read_cluster(g, &s)) {
+        __atomic_add_fetch(&g->skipped, 1, __ATOMIC_RELAXED);
+        goto out;
+    }
+    igc_sweep_begin(g->st);
+    for (size_t i = 0; i < s.n_groups; i++) {
+        struct group *gr = &s.groups[i];
+        if (gr->unsafe) {
+            __atomic_add_fetch(&g->skipped, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        for (size_t k = 0; k < gr->n_folders; k++) {
+            struct folder *f = &gr->folders[k];
+            struct igc_live *all = calloc(f->n_live + s.n_cluster + 1, sizeof(*all));
+            if (!all)
+                continue;
+            memcpy(all, f->live, f->n_live * sizeof(*all));
+            memcpy(all + f->n_live, s.cluster, s.n_cluster * sizeof(*all));
+            collect(g, gr, f->path, all, f->n_live + s.n_cluster, 1, NULL);
+            free(all);
+        }
+        /* folders bound before and by no binding now */
+        for (size_t k = 0; !s.no_unbound && k < g->n_known;) {
+            int bound = 0, gone = 0;
+            if (strcmp(g->known[k].vc, gr->vc) != 0) {
+                k++;
+                continue;
+            }
+            for (size_t j = 0; j < gr->n_folders && !bound; j++)
+                bound = !strcmp(gr->folders[j].path, g->known[k].path);
+            if (!bound)
+                collect(g, gr, g->known[k].path, NULL, 0, 0, &gone);
+            if (gone)
+                forget(g, k);
+            else
+                k++;
+        }
+    }
+    igc_sweep_end(g->st);
+out:
+    sweep_free(&s);
+}
+
+void igcs_metrics(struct igcs *g, struct vbuf *out)
+{
+    vbuf_addf(out, "vmop_image_cache_sweeps_total %lu\n",
+              __atomic_load_n(&g->sweeps, __ATOMIC_RELAXED));
+    vbuf_addf(out, "vmop_image_cache_templates_collected_total %lu\n",
+              __atomic_load_n(&g->collected, __ATOMIC_RELAXED));
+    vbuf_addf(out, "vmop_image_cache_collect_failures_total %lu\n",
+              __atomic_load_n(&g->failed, __ATOMIC_RELAXED));
+    vbuf_addf(out, "vmop_image_cache_sweeps_skipped_total %lu\n",
+              __atomic_load_n(&g->skipped, __ATOMIC_RELAXED));
+}
