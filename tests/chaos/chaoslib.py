@@ -6,8 +6,10 @@ vCenter back with vimc, injects API server faults through the proxy in front of 
 (tests/cluster/faultproxy) and checks the end-state invariants:
   - every VirtualMachine resource has exactly one VM in vCenter (by vmservice.namespacedName and
     instance UUID) and status points at it;
-  - no VM in vCenter that was not there at the start is without a resource (image cache templates
-    vmop-image-* excepted);
+  - no VM in vCenter that was not there at the start is without a resource, except the image cache
+    templates that are current: named vmop-image-<item>-<version> for an item a library holds now at
+    that content version, a template with vmop's marker (superseded ones are collected; a template
+    stays cached when the VMs cloned from it are deleted);
   - no resource that is being deleted keeps its finalizer;
   - every remaining VM is powered as its spec says (PoweredOn: with an IP).
 Every wait is bounded polling. Nothing secret is printed.
@@ -299,6 +301,35 @@ def wait_gone(env, names, timeout=WAIT):
         raise AssertionError("%s (left: %s)" % (e, " ".join(ok.left[:8])))
 
 
+IC_PREFIX = "vmop-image-"
+IC_MARKER = "vmop image cache: library item %s, content version %s"  # operator/imgcache.c
+
+
+def _ic_part(s):
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in s)
+
+
+def current_cache_templates(env):
+    """{template name: marker} for every item the simulator's libraries hold now (imgcache.h)."""
+    out = {}
+    for lib in env.vimc("lib", "ls") or []:
+        for it in env.vimc("lib", "items", lib["id"]) or []:
+            ver = it.get("contentVersion") or ""
+            name = IC_PREFIX + _ic_part(it["id"]) + ("-" + _ic_part(ver) if ver else "")
+            out[name] = IC_MARKER % (it["id"], ver)
+    return out
+
+
+def cache_template_problem(info, current):
+    """None when a vCenter VM named vmop-image-* is a current, marked cache template; else why."""
+    name = info.get("name") or ""
+    if name not in current:
+        return "%s: not the cache template of an item the libraries hold now" % name
+    if info.get("annotation") != current[name] or not info.get("template"):
+        return "%s: not a template with vmop's marker" % name
+    return None
+
+
 def invariants(env, expect_names=None):
     """Checks the end-state invariants (see the top of this file); returns a summary dict."""
     vms = env.list_vms()
@@ -306,12 +337,18 @@ def invariants(env, expect_names=None):
     vc = env.vc_vms()
     counts = {}
     leaked = []
+    current = None
     for ref, info in vc.items():
         nn = (info.get("extraConfig") or {}).get("vmservice.namespacedName")
         name = info.get("name") or ""
         if nn:
             counts.setdefault(nn, []).append((ref, info))
-        elif not name.startswith("vmop-image-"):
+        elif name.startswith(IC_PREFIX):
+            current = current if current is not None else current_cache_templates(env)
+            why = cache_template_problem(info, current)
+            if why:
+                leaked.append("%s (%s)" % (ref, why))
+        else:
             leaked.append("%s (%s, no vmservice.namespacedName)" % (ref, name))
     for nn, lst in counts.items():
         ns, _, n = nn.partition("/")

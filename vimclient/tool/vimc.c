@@ -358,6 +358,7 @@ static int vm_info_json(const struct vim_vm *vm)
         cJSON_AddBoolToObject(j, "changeTrackingEnabled", vm->change_tracking);
     cJSON_AddItemToObject(j, "bootOptions", json_boot(&vm->boot));
     cJSON_AddBoolToObject(j, "template", vm->template);
+    json_str(j, "annotation", vm->annotation);
     cJSON_AddStringToObject(j, "powerState", vim_power_state_str(vm->power_state));
     json_str(j, "ipAddress", vm->guest_ip);
     json_str(j, "hostName", vm->guest_hostname);
