@@ -298,6 +298,7 @@ func main() {
 	autostart := boolFlag("autostart", true, "power on the generated VMs")
 	guestIP := boolFlag("guest-ip", true, "play the guest: publish an IP for powered-on VMs")
 	seed := boolFlag("seed", true, "seed the content libraries")
+	extraLibs := flag.Int("extra-libraries", 0, "also seed this many libraries vmop-extra-NN, one OVF item each")
 	ovfPath := flag.String("ovf", defaultOVF, "OVF descriptor to seed the libraries with")
 	dieWithParent := flag.Bool("die-with-parent", true, "exit when the process that started us exits (false for long-lived environments such as tests/devenv)")
 	flag.Parse()
@@ -371,7 +372,7 @@ func main() {
 
 	r.Libraries = []libraryInfo{}
 	if *seed && r.Datastore != "" && r.ResourcePool != "" {
-		libs, tmpl, err := seedLibraries(s.URL, &r, *ovfPath)
+		libs, tmpl, err := seedLibraries(s.URL, &r, *ovfPath, *extraLibs)
 		if err != nil {
 			fatalf("seeding content libraries: %v", err)
 		}

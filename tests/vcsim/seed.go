@@ -1,7 +1,8 @@
 // seed.go: seeds the simulator's content libraries through its own SOAP and REST endpoints (loopback).
 //
 // Owns: library "vmop-images" (OVF item "vmop-tiny-ovf" + VM-template item "vmop-tiny-tmpl") and library
-// "vmop-cluster-images" (OVF item "vmop-cluster-ovf"). The template item is made the way vCenter makes one:
+// "vmop-cluster-images" (OVF item "vmop-cluster-ovf"), and with -extra-libraries N libraries "vmop-extra-NN"
+// (OVF item "vmop-extra-NN-ovf" each). The template item is made the way vCenter makes one:
 // deploy the OVF item to a scratch VM, create the vm-template item from it (the simulator clones it into a
 // template VM named like the item), then destroy the scratch VM. Sessions are logged out at the end.
 package main
@@ -57,7 +58,7 @@ func uploadOVF(ctx context.Context, rc *rest.Client, lm *library.Manager, libID,
 	return itemID, nil
 }
 
-func seedLibraries(sdk *url.URL, r *readyLine, ovfPath string) ([]libraryInfo, *types.ManagedObjectReference, error) {
+func seedLibraries(sdk *url.URL, r *readyLine, ovfPath string, extra int) ([]libraryInfo, *types.ManagedObjectReference, error) {
 	if ovfPath == "" {
 		return nil, nil, fmt.Errorf("no OVF descriptor: pass -ovf")
 	}
@@ -154,6 +155,23 @@ func seedLibraries(sdk *url.URL, r *readyLine, ovfPath string) ([]libraryInfo, *
 	}
 	lib2.Items = append(lib2.Items, itemInfo{ID: cID, Name: "vmop-cluster-ovf", Type: library.ItemTypeOVF})
 	libs = append(libs, lib2)
+
+	// Libraries 3..: "vmop-extra-NN", one OVF item each (-extra-libraries: tests of many
+	// endpoints, each with a library of its own).
+	for k := 1; k <= extra; k++ {
+		name := fmt.Sprintf("vmop-extra-%02d", k)
+		id, err := mkLib(name, "vmop test extra library")
+		if err != nil {
+			return nil, nil, fmt.Errorf("create library: %w", err)
+		}
+		l := libraryInfo{ID: id, Name: name}
+		iid, err := uploadOVF(ctx, rc, lm, id, name+"-ovf", desc)
+		if err != nil {
+			return nil, nil, err
+		}
+		l.Items = append(l.Items, itemInfo{ID: iid, Name: name + "-ovf", Type: library.ItemTypeOVF})
+		libs = append(libs, l)
+	}
 
 	// The template VM: found by name in the VM folder.
 	finder := object.NewSearchIndex(c.Client)
