@@ -108,6 +108,13 @@ void metrics_remove_collectors(struct metrics *m, const void *key);
  * own (VMOP_E_TOOBIG / VMOP_E_NOMEM), reported through err. */
 vmop_rc metrics_render(struct metrics *m, struct vbuf *out, struct vmop_err *err);
 
+/* Types the plain lines other modules append after metrics_render() (numbers they keep themselves,
+ * written as "name value"): every such line of out from offset from on gets "# HELP" and "# TYPE"
+ * lines before it, counter when the name ends in "_total", gauge otherwise (help texts: a table in
+ * metrics.c). Comments and lines with labels are kept as they are. The names must not be the
+ * registry's (one TYPE line per name). Errors: out's own. */
+vmop_rc metrics_type_plain(struct vbuf *out, size_t from, struct vmop_err *err);
+
 /* Text format helpers (exposed for tests): a value as Prometheus writes it (shortest text that
  * reads back exactly; "+Inf", "-Inf", "NaN"), and a label value escaped (\\, \", \n). */
 vmop_rc metrics_add_value(struct vbuf *out, double v);

@@ -106,16 +106,18 @@ static long rss_peak_kb(void)
     return kb;
 }
 
-/* /metrics: the registry (typed families, operator/metrics.h), then the process totals kept
- * before it existed (untyped; names the registry defines are left to it). */
+/* /metrics: the registry (typed families, operator/metrics.h), then the totals the modules keep
+ * themselves, typed by metrics_type_plain() (names the registry defines are left to it). */
 static void metrics_cb(void *ud, struct vbuf *out)
 {
     struct proc *p = ud;
     struct vim_stats vs;
     struct vmop_err err = {0};
     uint64_t clients = 0;
+    size_t plain;
     if (p->metrics && metrics_render(p->metrics, out, &err) != VMOP_OK)
         vlog_err(VLOG_WARN, LOGGER, NULL, &err, "metrics not rendered");
+    plain = out->len;
     vcenters_stats(p->vcs, &vs, &clients);
     vbuf_addf(out, "vmop_vcenter_soap_calls_total %llu\n", (unsigned long long)vs.soap_calls);
     vbuf_addf(out, "vmop_vcenter_logins_total %llu\n", (unsigned long long)vs.logins);
@@ -134,6 +136,9 @@ static void metrics_cb(void *ud, struct vbuf *out)
         vbuf_addf(out, "vmop_vmservice_reconcile_failures_total %lu\n", ss.failures);
         vbuf_addf(out, "vmop_vmservice_writes_total %lu\n", ss.writes);
     }
+    vmop_err_clear(&err);
+    if (metrics_type_plain(out, plain, &err) != VMOP_OK)
+        vlog_err(VLOG_WARN, LOGGER, NULL, &err, "metrics not typed");
 }
 
 static void make_identity(char *buf, size_t n)
