@@ -698,7 +698,7 @@ static const struct {
     {"vmop_image_cache_collect_failures_total",
      "Image cache templates or folders that could not be collected."},
     {"vmop_image_cache_sweeps_skipped_total",
-     "Image cache sweeps (or endpoint groups of one) skipped as unsafe."},
+     "Image cache sweeps, or one vCenter's part of one, skipped: a library could not be read."},
     {"vmop_vmservice_reconciles_total", "VirtualMachineService reconciles finished."},
     {"vmop_vmservice_reconcile_failures_total",
      "VirtualMachineService reconciles that ended in an error."},
