@@ -239,7 +239,8 @@ def wait_for(fn, what, timeout=WAIT, period=0.3):
 def secret_obj(name, data=None, ns=NS):
     o = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": ns}}
     if data is None:
-        o["stringData"] = {"user-data": "#cloud-config\nusers:\n- name: chaos\n"}
+        # the user-data canary of tests/e2e/canary.py: the harness fails a run that leaks it
+        o["stringData"] = {"user-data": base.canary.user_data("#cloud-config\nusers:\n- name: chaos\n")}
     else:
         o["data"] = data
     return o

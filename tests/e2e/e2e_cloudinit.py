@@ -21,8 +21,8 @@ import e2e_vm as e  # noqa: E402  (shared devenv/kubectl/vimc helpers)
 from cloudinit import helpers  # noqa: E402  (Debian's cloud-init package)
 from cloudinit.sources import DataSourceVMware as ds  # noqa: E402
 
-USERDATA = ("#cloud-config\nusers:\n- name: ops\nruncmd:\n"
-            "- echo '{{ jinja is not templated }}' > /tmp/marker\n")
+USERDATA = e.canary.user_data("#cloud-config\nusers:\n- name: ops\nruncmd:\n"
+                              "- echo '{{ jinja is not templated }}' > /tmp/marker\n")  # + canary
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e e2e@vmop"
 
 

@@ -14,6 +14,11 @@ directory, then drives it with kubectl (fresh KUBECACHEDIR) and reads vCenter ba
   delete      delete -> VM gone from vCenter, the object (finalizer) gone
   restart     SIGKILL the operator during 10 creates, restart -> exactly one VM per resource
 Every wait is bounded polling. Usage: e2e_vm.py BUILD_DIR [TEST...]. Never prints secrets.
+
+Every script on this harness (Env, run_in: the e2e and chaos scripts) also runs the secrets check
+of canary.py: the vCenter password, the tenant user data (secret_obj's) and vmop's ServiceAccount
+token are canaries; at the end Events, vmop's objects' status and every operator log line are
+scanned for them ("secrets" fails when one shows, naming the canary and where, never the value).
 """
 import json
 import os
@@ -23,6 +28,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import canary  # noqa: E402  (the secrets check: canaries and the scanner)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "build-dev")
@@ -62,6 +70,7 @@ class Env:
         self.env.update({"VMOP_BUILD_DIR": self.build, "DEVENV_NO_BUILD": "1",
                          "VMOP_WORKERS": str(workers),
                          "DEVENV_VCSIM_ARGS": vcsim_args})
+        self.scanner = None  # canary.Scanner once up; its findings fail the run ("secrets")
 
     def devenv(self, *args):
         subprocess.run([os.path.join(ROOT, "tests/devenv")] + list(args), env=self.env,
@@ -73,11 +82,23 @@ class Env:
         self.sim = json.load(open(os.path.join(self.dir, "vcsim.json")))
         self.env.update({"VIMC_URL": vc["url"], "VIMC_USERNAME": vc["username"],
                          "VIMC_PASSWORD": vc["password"], "VIMC_THUMBPRINT": vc["thumbprint"]})
+        self.scanner = canary.Scanner(canary.canaries_of(self.dir))
+        have = {c.label for c in self.scanner.canaries}
+        for want in ("vCenter password", "tenant user data", "ServiceAccount token"):
+            if want not in have:
+                self.scanner.findings.append("no %s canary in %s" % (want, self.dir))
 
     def down(self):
         try:
+            if self.scanner:  # Events and status need the API server: before devenv down
+                try:
+                    canary.scan_cluster(self.scanner, lambda *a, **kw: self.kubectl(*a, **kw))
+                except (AssertionError, ValueError, OSError, subprocess.SubprocessError) as e:
+                    self.scanner.findings.append("scan of Events and status failed: %s" % e)
             self.devenv("down", self.dir)
         finally:
+            if self.scanner:  # the operator logs once the operator has stopped
+                self.scanner.logs(self.dir)
             self.after_down()
             if os.environ.get("E2E_KEEP"):
                 print("kept", self.dir)
@@ -151,8 +172,9 @@ def vm_obj(name, cls="best-effort-small", image="vmop-tiny-ovf", sc="wcp-default
 
 
 def secret_obj(name):
+    """A bootstrap Secret; its user data carries the user-data canary (canary.py)."""
     return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": NS},
-            "stringData": {"user-data": "#cloud-config\nusers:\n- name: e2e\n"}}
+            "stringData": {"user-data": canary.user_data("#cloud-config\nusers:\n- name: e2e\n")}}
 
 
 def wait_running(env, name, timeout=WAIT):
@@ -431,6 +453,16 @@ def run_in(env, tests, only, fail_secs=False):
                 print("---- operator log (tail) ----\n" + env.operator_log(), flush=True)
     finally:
         env.down()
+    if env.scanner:
+        sc = env.scanner
+        if sc.findings:
+            failed.append("secrets")
+            print("FAIL secrets: %d findings (scanned %s):\n  %s" % (
+                len(sc.findings), sc.summary(), "\n  ".join(sc.findings[:20])), flush=True)
+        else:
+            print("PASS secrets: no canary (%s, the tenant Secrets' user data) in %s" % (
+                ", ".join(c.label for c in sc.canaries if not c.label.startswith("user data of")),
+                sc.summary()), flush=True)
     return failed
 
 
