@@ -11,7 +11,8 @@
  *   e.g. infra.vmop.io/ipv4.eth0: "tenant-net:192.168.10.101/24"
  * The controller writes it with the VM's resourceVersion (optimistic concurrency: a 409 means
  * somebody else changed the VM, re-read and start over) BEFORE anything is created in vCenter,
- * and copies it into status.network.interfaces. A restart recomputes nothing: the annotation is
+ * and hands it to the guest (cloud-init network config); status shows the address only once the
+ * guest reports it. A restart recomputes nothing: the annotation is
  * the allocation. The VM's deletion drops it with the object.
  *
  * Which interfaces get a pool address: those on a network whose binding entry has an ipv4Pool and

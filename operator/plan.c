@@ -723,8 +723,7 @@ void pl_plan_delete(const struct pl_obs *obs, enum api_power_mode mode, struct p
     if (!obs || !obs->present)
         return;
     if (obs->power == PL_STATE_ON)
-        add_power(ret, PL_POWER_OFF, mode == API_MODE_UNSET ? PL_MODE_HARD : pl_mode_from_api(mode),
-                  0);
+        add_power(ret, PL_POWER_OFF, pl_mode_from_api(mode), 0);
     else if (obs->power == PL_STATE_SUSPENDED)
         add_power(ret, PL_POWER_OFF, PL_MODE_HARD, 0);
     add(ret, PL_DESTROY, 0);

@@ -199,7 +199,8 @@ struct pl_plan {
  * state that cannot be expressed (e.g. bad cloud-init data: VMOP_E_INVALID). */
 vmop_rc pl_plan(const struct pl_input *in, struct pl_plan *ret, struct vmop_err *err);
 
-/* Plans a delete: nothing when absent; else POWER_OFF (mode; UNSET = Hard) when powered on
+/* Plans a delete: nothing when absent; else POWER_OFF (mode; UNSET = TrySoft, the CRD's default
+ * and what every other power-off uses) when powered on
  * (suspended VMs are powered off hard: Soft cannot), then DESTROY. */
 void pl_plan_delete(const struct pl_obs *obs, enum api_power_mode mode, struct pl_plan *ret);
 

@@ -493,8 +493,11 @@ START_TEST(delete_plans)
     pl_plan_delete(&F.o, API_MODE_UNSET, &p);
     ck_assert_uint_eq(p.n, 2);
     ck_assert_int_eq(p.actions[0].kind, PL_POWER_OFF);
-    ck_assert_int_eq(p.actions[0].mode, PL_MODE_HARD);
+    ck_assert_int_eq(p.actions[0].mode, PL_MODE_TRYSOFT); /* the default, as every power-off */
     ck_assert_int_eq(p.actions[1].kind, PL_DESTROY);
+
+    pl_plan_delete(&F.o, API_MODE_HARD, &p);
+    ck_assert_int_eq(p.actions[0].mode, PL_MODE_HARD);
 
     pl_plan_delete(&F.o, API_MODE_SOFT, &p);
     ck_assert_int_eq(p.actions[0].mode, PL_MODE_SOFT);
