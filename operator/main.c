@@ -40,6 +40,8 @@ static void usage(FILE *out, const struct vmop_config *d)
             "                           arrive sooner through its change feed (default: %ld)\n"
             "  --image-sync-period SECS re-read the content libraries this often (default: %ld)\n"
             "  --drain-timeout SECS     on SIGTERM, wait this long for reconciles (default: %ld)\n"
+            "  --image-cache-grace SECS a superseded or unused image cache template is destroyed\n"
+            "                           after this long (0: at once; default: %ld)\n"
             "  --feed-max-endpoints N   vCenters with a change feed; past it changes are seen\n"
             "                           at the resync (default and most: %u)\n"
             "  --feed-max-folders N     VM folders (namespaces) one change feed watches, one\n"
@@ -48,7 +50,7 @@ static void usage(FILE *out, const struct vmop_config *d)
             "  -h, --help               print this help and exit\n",
             KUBE_INCLUSTER_DIR, d->ns, d->lease_name, d->workers, d->health_addr,
             d->trysoft_timeout_ms / 1000, d->resync_ms / 1000, d->image_sync_ms / 1000,
-            d->drain_ms / 1000, d->feed_max_endpoints, d->feed_max_folders);
+            d->drain_ms / 1000, d->image_cache_grace_s, d->feed_max_endpoints, d->feed_max_folders);
 }
 
 /* Parses a non-negative decimal number of at most max; -1 when invalid. */
@@ -81,6 +83,7 @@ int main(int argc, char **argv)
         {"resync-period", required_argument, NULL, 'r'},
         {"image-sync-period", required_argument, NULL, 'i'},
         {"drain-timeout", required_argument, NULL, 'd'},
+        {"image-cache-grace", required_argument, NULL, 'G'},
         {"feed-max-endpoints", required_argument, NULL, 'E'},
         {"feed-max-folders", required_argument, NULL, 'F'},
         {"version", no_argument, NULL, 'V'},
@@ -145,6 +148,11 @@ int main(int argc, char **argv)
             if ((v = parse_num(optarg, 3600)) < 0)
                 goto bad;
             cfg.drain_ms = v * 1000;
+            break;
+        case 'G':
+            if ((v = parse_num(optarg, 86400 * 30)) < 0)
+                goto bad;
+            cfg.image_cache_grace_s = v;
             break;
         case 'E':
             if ((v = parse_num(optarg, VMC_FEEDS_MAX)) < 1)

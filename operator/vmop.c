@@ -12,6 +12,7 @@
 
 #include "health.h"
 #include "image_controller.h"
+#include "image_gc.h"
 #include "kube_client.h"
 #include "kube_config.h"
 #include "kube_events.h"
@@ -38,6 +39,7 @@ void vmop_config_defaults(struct vmop_config *cfg)
     cfg->drain_ms = 20000;
     cfg->feed_max_endpoints = VMC_FEEDS_MAX;
     cfg->feed_max_folders = VMC_FEED_FOLDERS;
+    cfg->image_cache_grace_s = IGC_GRACE_DEFAULT_S;
 }
 
 struct proc {
@@ -214,7 +216,11 @@ int vmop_run(const struct vmop_config *cfg)
         vmc_new(p.kc, p.rec, p.vcs, &mo, &p.vmc, &err) != VMOP_OK)
         goto fail;
     {
-        struct imgc_opts io = {.system_ns = cfg->ns, .period_ms = cfg->image_sync_ms};
+        struct imgc_opts io = {.system_ns = cfg->ns,
+                               .period_ms = cfg->image_sync_ms,
+                               .cache_grace_s = cfg->image_cache_grace_s > 0
+                                                    ? cfg->image_cache_grace_s
+                                                    : -1 /* none */};
         if (imgc_new(p.kc, p.rec, p.vcs, p.vmc, &io, &p.imgc, &err) != VMOP_OK)
             goto fail;
     }

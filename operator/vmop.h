@@ -24,6 +24,7 @@ struct vmop_config {
     long drain_ms;               /* shutdown drain deadline */
     unsigned feed_max_endpoints; /* vCenter change feeds (vm_controller.h) */
     unsigned feed_max_folders;   /* VM folders per change feed */
+    long image_cache_grace_s;    /* garbage cache templates wait this long (image_gc.h); 0: none */
 };
 
 /* Sets the defaults documented in `vmop --help`. */
