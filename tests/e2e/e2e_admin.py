@@ -11,6 +11,9 @@
              (vmop once scanned 16 endpoints and deleted the images of the others).
   feedcap    vmop restarted with --feed-max-folders 1 and a second binding on another folder:
              the limit is logged and counted (vmop_vm_feed_unwatched_folders 1), not silent.
+  gc         (issue 11, part 6) vmop restarted with --image-cache-grace 0: a VM's clone source
+             (vmop-image-*) is destroyed once the binding no longer offers its library, while the
+             VM made from it keeps running; offered again, the next VM deploys a new one.
 Every wait is bounded polling. Usage: e2e_admin.py BUILD_DIR [TEST...]. Never prints secrets.
 """
 import json
@@ -183,7 +186,58 @@ def test_feedcap(env):
         env.devenv("restart", env.dir, "operator")
 
 
-TESTS = [("bindings", test_bindings), ("endpoints", test_endpoints), ("feedcap", test_feedcap)]
+def cache_templates(env):
+    return sorted(e["name"] for e in env.vimc("ls", "vm") or []
+                  if e.get("name", "").startswith("vmop-image-"))
+
+
+def restart_with(env, extra):
+    """Restarts vmop with extra flags (None: the devenv's own); returns the original flags."""
+    path = os.path.join(env.dir, "operator.args")
+    orig = getattr(env, "orig_args", None) or open(path).read().strip()
+    env.orig_args = orig
+    with open(path, "w") as f:
+        f.write(orig + (" " + extra if extra else "") + "\n")
+    env.devenv("restart", env.dir, "operator")
+
+
+def test_gc(env):
+    restart_with(env, "--image-cache-grace 0")
+    libs = binding(env, "vsphere")["spec"]["contentLibraries"]
+    try:
+        env.apply([vm_obj("adm-gc")])
+        wait_running(env, "adm-gc")
+        tmpls = wait_for(lambda: cache_templates(env), "a vmop-image-* cache template")
+        vm_moref = vms_named(env, "adm-gc")
+        check(len(vm_moref) == 1, "adm-gc has %d VMs" % len(vm_moref))
+
+        env.kubectl("patch", "nsb", "vsphere", "-n", NS, "--type=merge", "-p",
+                    json.dumps({"spec": {"contentLibraries": []}}))
+        wait_for(lambda: not [t for t in cache_templates(env) if t in tmpls],
+                 "the cache template %s destroyed once no binding offers its item" % tmpls,
+                 timeout=120)
+        check(vms_named(env, "adm-gc") == vm_moref, "the VM cloned from the template is gone")
+        wait_for(lambda: (metric(env, "vmop_image_cache_templates_collected_total") or 0) >= 1,
+                 "vmop_image_cache_templates_collected_total counted it")
+        check((env.get("vm", "adm-gc").get("status") or {}).get("powerState") == "PoweredOn",
+              "adm-gc is not PoweredOn after its template went")
+    finally:
+        env.kubectl("patch", "nsb", "vsphere", "-n", NS, "--type=merge", "-p",
+                    json.dumps({"spec": {"contentLibraries": libs}}), check=False)
+    # offered again: the image comes back and a new VM deploys a new template
+    wait_for(lambda: env.get("vmi", "vmop-tiny-ovf") or [
+        i for i in json.loads(env.kubectl("get", "vmi", "-n", NS, "-o", "json").stdout)["items"]
+        if (i.get("status") or {}).get("name") == "vmop-tiny-ovf"], "the image back", timeout=120)
+    env.apply([vm_obj("adm-gc2")])
+    wait_running(env, "adm-gc2")
+    check(cache_templates(env), "no cache template after a new clone")
+    for n in ("adm-gc", "adm-gc2"):
+        base.delete_and_wait(env, n)
+    restart_with(env, None)
+
+
+TESTS = [("bindings", test_bindings), ("endpoints", test_endpoints), ("feedcap", test_feedcap),
+         ("gc", test_gc)]
 
 
 def prepare(env):
