@@ -9,8 +9,9 @@
   endpoints  17 more VCenterEndpoints, each with a library of its own (the simulator's
              -extra-libraries): every one of the 18 endpoints' items is a ClusterVirtualMachineImage
              (vmop once scanned 16 endpoints and deleted the images of the others).
-  feedcap    vmop restarted with --feed-max-folders 1 and a second binding on another folder:
-             the limit is logged and counted (vmop_vm_feed_unwatched_folders 1), not silent.
+  feedcap    vmop restarted with --feed-max-folders 1 --feed-max-endpoints 1, a second binding
+             on another folder and a second endpoint in use: each limit is logged and counted
+             (vmop_vm_feed_unwatched_folders / _endpoints 1), not silent, and back to 0 after.
   gc         (issue 11, part 6) vmop restarted with --image-cache-grace 0: a VM's clone source
              (vmop-image-*) is destroyed once the binding no longer offers its library, while the
              VM made from it keeps running; offered again, the next VM deploys a new one.
@@ -161,29 +162,44 @@ def test_endpoints(env):
 
 
 def test_feedcap(env):
-    args_path = os.path.join(env.dir, "operator.args")
-    args = open(args_path).read().strip()
-    with open(args_path, "w") as f:
-        f.write(args + " --feed-max-folders 1\n")
+    restart_with(env, "--feed-max-folders 1 --feed-max-endpoints 1")
     log = os.path.join(env.dir, "operator.log")
-    env.devenv("restart", env.dir, "operator")
+    ep = cluster_get(env, "vcenterendpoint", "vcsim")
     try:
+        # two folders on endpoint vcsim (a second binding in default: it conflicts, but both
+        # name their folders, which is what the change feed watches) ...
         second_binding(env, "vsphere-other", folder="/DC0/host")
-        # vsphere-other conflicts with vsphere (one namespace): both still name their folders,
-        # which is what the change feed watches
+        # ... and a second endpoint used by a binding in another namespace
+        env.kubectl("create", "namespace", "adm-b")
+        env.kubectl("apply", "-f", "-", stdin=json.dumps(
+            {"apiVersion": ep["apiVersion"], "kind": "VCenterEndpoint",
+             "metadata": {"name": "vcsim-b"}, "spec": ep["spec"]}))
+        b = binding(env, "vsphere")
+        env.kubectl("apply", "-f", "-", stdin=json.dumps(
+            {"apiVersion": b["apiVersion"], "kind": "NamespaceBinding",
+             "metadata": {"name": "vsphere", "namespace": "adm-b"},
+             "spec": dict(b["spec"], endpointRef={"name": "vcsim-b"})}))
         wait_for(lambda: metric(env, "vmop_vm_feed_unwatched_folders") == 1,
                  "vmop_vm_feed_unwatched_folders 1")
-        wait_for(lambda: "over the limit of 1 are not watched" in base.Env.operator_log(
-            env, n=2000, path=log), "the feed limit in the operator log")
+        wait_for(lambda: metric(env, "vmop_vm_feed_unwatched_endpoints") == 1,
+                 "vmop_vm_feed_unwatched_endpoints 1")
+        text = lambda: base.Env.operator_log(env, n=5000, path=log)  # noqa: E731
+        wait_for(lambda: "over the limit of 1 are not watched" in text(),
+                 "the folder limit in the operator log")
+        wait_for(lambda: "over the limit of 1 endpoints with a feed" in text(),
+                 "the endpoint limit in the operator log")
         env.kubectl("delete", "namespacebinding", "vsphere-other", "-n", NS, "--wait=true")
+        env.kubectl("delete", "namespace", "adm-b", "--wait=true", timeout=120)
         wait_for(lambda: metric(env, "vmop_vm_feed_unwatched_folders") == 0,
                  "vmop_vm_feed_unwatched_folders back to 0")
+        wait_for(lambda: metric(env, "vmop_vm_feed_unwatched_endpoints") == 0,
+                 "vmop_vm_feed_unwatched_endpoints back to 0")
     finally:
         env.kubectl("delete", "namespacebinding", "vsphere-other", "-n", NS, "--wait=true",
                     check=False)
-        with open(args_path, "w") as f:
-            f.write(args + "\n")
-        env.devenv("restart", env.dir, "operator")
+        env.kubectl("delete", "namespace", "adm-b", "--wait=false", check=False)
+        env.kubectl("delete", "vcenterendpoint", "vcsim-b", "--wait=true", check=False)
+        restart_with(env, None)
 
 
 def cache_templates(env):
