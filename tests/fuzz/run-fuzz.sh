@@ -23,7 +23,8 @@ vim_vm tests/fuzz/fuzz_vim_vm $td/vim_vm
 ovf tests/fuzz/fuzz_ovf $td/ovf
 guestinfo tests/fuzz/fuzz_guestinfo $td/guestinfo
 vim_pbm tests/fuzz/fuzz_vim_pbm $src/tests/fuzz/corpus/pbm
-api_vm tests/api/fuzz_vm_libfuzzer $td/api_vm"
+api_vm tests/api/fuzz_vm_libfuzzer $td/api_vm
+api_convert tests/api/fuzz_convert_libfuzzer $td/api_convert"
 
 command -v clang >/dev/null || { echo "run-fuzz.sh: clang is not installed" >&2; exit 2; }
 if [ ! -f "$bdir/build.ninja" ]; then
