@@ -240,7 +240,8 @@ def secret_obj(name, data=None, ns=NS):
     o = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": ns}}
     if data is None:
         # the user-data canary of tests/e2e/canary.py: the harness fails a run that leaks it
-        o["stringData"] = {"user-data": base.canary.user_data("#cloud-config\nusers:\n- name: chaos\n")}
+        o["stringData"] = {
+            "user-data": base.canary.user_data("#cloud-config\nusers:\n- name: chaos\n")}
     else:
         o["data"] = data
     return o
