@@ -16,6 +16,7 @@
 #include "api_class.h"
 #include "api_image.h"
 #include "api_vm.h"
+#include "image_lookup.h"
 #include "ippool.h"
 #include "kube_queue.h"
 #include "kube_util.h"
@@ -970,60 +971,13 @@ static vmop_rc random_cb(void *arg, unsigned char *buf, size_t n, struct vmop_er
     return VMOP_OK;
 }
 
-#define MAX_IMAGE_ENTRIES 4096
-
 static vmop_rc lookup_image_cb(void *arg, const char *ns, const char *image_name,
                                char ret_kind[API_NAME_MAX], char ret_name[API_NAME_MAX],
                                struct vmop_err *err)
 {
     struct rctx *r = arg;
-    struct kube_obj **nso = NULL, **clo = NULL;
-    size_t n_ns = 0, n_cl = 0, k_ns = 0, k_cl = 0;
-    struct api_image_entry *ens = NULL, *ecl = NULL;
-    const struct api_image_entry *hit = NULL;
-    int cluster = 0;
-    vmop_rc rc;
-
-    rc = kube_informer_by_index(r->c->inf[I_IMAGE].inf, "ns", ns, &nso, &n_ns, err);
-    if (rc == VMOP_OK)
-        rc = kube_informer_list(r->c->inf[I_CIMAGE].inf, &clo, &n_cl, err);
-    if (rc != VMOP_OK)
-        goto out;
-    if (n_ns > MAX_IMAGE_ENTRIES)
-        n_ns = MAX_IMAGE_ENTRIES;
-    if (n_cl > MAX_IMAGE_ENTRIES)
-        n_cl = MAX_IMAGE_ENTRIES;
-    ens = calloc(n_ns + 1, sizeof(*ens));
-    ecl = calloc(n_cl + 1, sizeof(*ecl));
-    if (!ens || !ecl) {
-        rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < n_ns; i++) {
-        const cJSON *j = kube_obj_json(nso[i]);
-        if (!kube_obj_name(j))
-            continue;
-        ens[k_ns].name = kube_obj_name(j);
-        ens[k_ns++].display_name = jstr(jobj(j, "status"), "name");
-    }
-    for (size_t i = 0; i < n_cl; i++) {
-        const cJSON *j = kube_obj_json(clo[i]);
-        if (!kube_obj_name(j))
-            continue;
-        ecl[k_cl].name = kube_obj_name(j);
-        ecl[k_cl++].display_name = jstr(jobj(j, "status"), "name");
-    }
-    rc = api_image_resolve(ens, k_ns, ecl, k_cl, image_name, &hit, &cluster, err);
-    if (rc == VMOP_OK) {
-        snprintf(ret_kind, API_NAME_MAX, "%s", cluster ? API_KIND_CVMI : API_KIND_VMI);
-        snprintf(ret_name, API_NAME_MAX, "%s", hit->name);
-    }
-out:
-    free(ens);
-    free(ecl);
-    kube_objs_free(nso, n_ns);
-    kube_objs_free(clo, n_cl);
-    return rc;
+    return image_lookup(r->c->inf[I_IMAGE].inf, r->c->inf[I_CIMAGE].inf, ns, image_name, ret_kind,
+                        ret_name, err);
 }
 
 /* {apiVersion, kind, metadata{name, namespace, uid, resourceVersion}} for events. */
