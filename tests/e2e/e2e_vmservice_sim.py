@@ -35,6 +35,7 @@ from xml.sax.saxutils import escape
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_vm as base  # noqa: E402  (shared check, cond, wait_for; reads sys.argv[1])
+import canary  # noqa: E402  (the secrets check every e2e script runs)
 from e2e_vm import check, cond  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -56,6 +57,7 @@ class Env:
         self.env.update({"VMOP_BUILD_DIR": BUILD, "DEVENV_NO_BUILD": "1", "VMOP_WORKERS": "8"})
         self.vc = None
         self.sim = None
+        self.scanner = None
 
     def devenv(self, *args):
         subprocess.run([os.path.join(ROOT, "tests/devenv")] + list(args), env=self.env,
@@ -70,12 +72,20 @@ class Env:
         self.env.update({"VIMC_URL": self.vc["url"], "VIMC_USERNAME": self.vc["username"],
                          "VIMC_PASSWORD": self.vc["password"],
                          "VIMC_THUMBPRINT": self.vc["thumbprint"]})
+        self.scanner = canary.Scanner(canary.canaries_of(self.dir))
 
     def down(self):
         """Stops everything; returns sanitizer reports found in the component logs (an ASan build
         reports leaks and errors there when a component exits)."""
         try:
+            if self.scanner:  # Events and status need the API server: before devenv down
+                try:
+                    canary.scan_cluster(self.scanner, lambda *a, **kw: self.kubectl(*a, **kw))
+                except (AssertionError, ValueError, OSError, subprocess.SubprocessError) as e:
+                    self.scanner.findings.append("scan of Events and status failed: %s" % e)
             self.devenv("down", self.dir)
+            if self.scanner:  # the operator logs once the operator has stopped
+                self.scanner.logs(self.dir)
             return self.sanitizer_reports()
         finally:
             if os.environ.get("E2E_KEEP"):
@@ -421,6 +431,14 @@ def main():
     for r in reports or []:
         print("SANITIZER " + r, flush=True)
         rc = 1
+    sc = env.scanner
+    if sc and sc.findings:
+        print("FAIL secrets: %d findings (scanned %s):\n  %s" % (
+            len(sc.findings), sc.summary(), "\n  ".join(sc.findings[:20])), flush=True)
+        rc = 1
+    elif sc:
+        print("PASS secrets: no canary (%s) in %s" % (
+            ", ".join(c.label for c in sc.canaries), sc.summary()), flush=True)
     return rc
 
 
