@@ -23,6 +23,9 @@ vim_vm tests/fuzz/fuzz_vim_vm $td/vim_vm
 ovf tests/fuzz/fuzz_ovf $td/ovf
 guestinfo tests/fuzz/fuzz_guestinfo $td/guestinfo
 vim_pbm tests/fuzz/fuzz_vim_pbm $src/tests/fuzz/corpus/pbm
+wh_admission tests/fuzz/fuzz_wh_admission $td/wh_admission
+wh_conversion tests/fuzz/fuzz_wh_conversion $td/wh_conversion
+wh_http tests/fuzz/fuzz_wh_http $td/wh_http
 api_vm tests/api/fuzz_vm_libfuzzer $td/api_vm
 api_convert tests/api/fuzz_convert_libfuzzer $td/api_convert"
 
