@@ -33,6 +33,10 @@ static void usage(FILE *out, const struct vmop_config *d)
             "  --workers N              VirtualMachine reconcile workers (default: %u)\n"
             "  --health-addr HOST:PORT  /healthz /readyz /metrics; \"\" disables\n"
             "                           (default: %s)\n"
+            "  --webhook-addr HOST:PORT the admission and conversion webhook server (HTTPS, on\n"
+            "                           every replica); \"\" disables (default: off)\n"
+            "  --webhook-cert-dir DIR   its tls.crt and tls.key, reloaded when they change\n"
+            "                           (default: %s)\n"
             "  --log-level LEVEL        debug, info, warn, error (default: info)\n"
             "  --trysoft-timeout SECS   guest shutdown wait before powering off hard\n"
             "                           (default: %ld)\n"
@@ -49,8 +53,9 @@ static void usage(FILE *out, const struct vmop_config *d)
             "  --version                print the version and exit\n"
             "  -h, --help               print this help and exit\n",
             KUBE_INCLUSTER_DIR, d->ns, d->lease_name, d->workers, d->health_addr,
-            d->trysoft_timeout_ms / 1000, d->resync_ms / 1000, d->image_sync_ms / 1000,
-            d->drain_ms / 1000, d->image_cache_grace_s, d->feed_max_endpoints, d->feed_max_folders);
+            d->webhook_cert_dir, d->trysoft_timeout_ms / 1000, d->resync_ms / 1000,
+            d->image_sync_ms / 1000, d->drain_ms / 1000, d->image_cache_grace_s,
+            d->feed_max_endpoints, d->feed_max_folders);
 }
 
 /* Parses a non-negative decimal number of at most max; -1 when invalid. */
@@ -78,6 +83,8 @@ int main(int argc, char **argv)
         {"lease-name", required_argument, NULL, 'l'},
         {"workers", required_argument, NULL, 'w'},
         {"health-addr", required_argument, NULL, 'H'},
+        {"webhook-addr", required_argument, NULL, 'W'},
+        {"webhook-cert-dir", required_argument, NULL, 'C'},
         {"log-level", required_argument, NULL, 'v'},
         {"trysoft-timeout", required_argument, NULL, 't'},
         {"resync-period", required_argument, NULL, 'r'},
@@ -123,6 +130,14 @@ int main(int argc, char **argv)
             break;
         case 'H':
             cfg.health_addr = optarg;
+            break;
+        case 'W':
+            cfg.webhook_addr = optarg;
+            break;
+        case 'C':
+            if (!*optarg)
+                goto bad;
+            cfg.webhook_cert_dir = optarg;
             break;
         case 'v':
             if (vlog_level_parse(optarg) < 0)

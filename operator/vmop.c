@@ -23,6 +23,7 @@
 #include "vcenters.h"
 #include "vm_controller.h"
 #include "vmservice.h"
+#include "wh_server.h"
 
 #define LOGGER "vmop"
 
@@ -40,6 +41,8 @@ void vmop_config_defaults(struct vmop_config *cfg)
     cfg->feed_max_endpoints = VMC_FEEDS_MAX;
     cfg->feed_max_folders = VMC_FEED_FOLDERS;
     cfg->image_cache_grace_s = IGC_GRACE_DEFAULT_S;
+    cfg->webhook_addr = "";
+    cfg->webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs"; /* controller-runtime's */
 }
 
 struct proc {
@@ -53,7 +56,8 @@ struct proc {
     struct kube_elector *el;
     struct kube_client *lease_kc; /* the elector's own client (bounded, no retries) */
     struct health *health;
-    struct metrics *metrics; /* the registry behind /metrics (operator/metrics.h) */
+    struct wh_server *webhook; /* admission + conversion webhooks, on every replica */
+    struct metrics *metrics;   /* the registry behind /metrics (operator/metrics.h) */
     struct metrics_std std;
     int leading; /* atomic */
     int lost;    /* atomic: leadership lost */
@@ -239,6 +243,15 @@ int vmop_run(const struct vmop_config *cfg)
         vlog(VLOG_INFO, LOGGER, NULL, "health endpoint on 127.0.0.1:%d (/healthz /readyz /metrics)",
              health_port(p.health));
     }
+    /* Before leader election: the API server calls any replica. Handlers are registered with
+     * wh_server_add_admission / wh_server_add_conversion (none yet: every path is 404). */
+    if (cfg->webhook_addr && *cfg->webhook_addr) {
+        struct wh_server_config wc = {.addr = cfg->webhook_addr, .cert_dir = cfg->webhook_cert_dir};
+        if (wh_server_start(&wc, &p.webhook, &err) != VMOP_OK)
+            goto fail;
+        vlog(VLOG_INFO, LOGGER, NULL, "webhook server on %s (port %d, certificate from %s)",
+             cfg->webhook_addr, wh_server_port(p.webhook), cfg->webhook_cert_dir);
+    }
     if (cfg->leader_elect) {
         struct kube_elector_opts eo = {
             .ns = cfg->lease_ns && *cfg->lease_ns ? cfg->lease_ns : cfg->ns,
@@ -303,6 +316,7 @@ out:
     if (p.vmc)
         vmc_stop(p.vmc, cfg->drain_ms);
     vlog(VLOG_DEBUG, LOGGER, NULL, "VirtualMachine controller stopped");
+    wh_server_stop(p.webhook); /* before the caches its handlers read are freed */
     health_stop(p.health);
     imgc_free(p.imgc);
     vmsvc_free(p.svc);
