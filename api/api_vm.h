@@ -154,5 +154,8 @@ void api_time_rfc3339nano(const struct timespec *ts, char *buf, size_t n);
 /* Validates vm as a create (old == NULL) or an update of old. Appends to fe (starting with the
  * parse errors of vm). The VM is acceptable when fe->n == 0 afterwards. */
 void api_vm_validate(const struct api_vm *vm, const struct api_vm *old, struct api_ferrs *fe);
+/* The rules on the object alone (no create-only or old-vs-new rules): what api_vm_validate() checks
+ * first. The admission layer (api_admit.h) adds its own create/update rules on top. */
+void api_vm_validate_object(const struct api_vm *vm, struct api_ferrs *fe);
 
 #endif

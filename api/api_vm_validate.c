@@ -373,7 +373,7 @@ static void validate_update(const struct api_vm *vm, const struct api_vm *old, s
     }
 }
 
-void api_vm_validate(const struct api_vm *vm, const struct api_vm *old, struct api_ferrs *fe)
+void api_vm_validate_object(const struct api_vm *vm, struct api_ferrs *fe)
 {
     char p[API_FERR_PATH_MAX];
 
@@ -473,6 +473,11 @@ void api_vm_validate(const struct api_vm *vm, const struct api_vm *old, struct a
     if (vm->probe_timeout && (vm->probe_timeout < 1 || vm->probe_timeout > 60))
         api_ferr_add(fe, API_FERR_INVALID, "spec.readinessProbe.timeoutSeconds",
                      "%lld: must be between 1 and 60", vm->probe_timeout);
+}
+
+void api_vm_validate(const struct api_vm *vm, const struct api_vm *old, struct api_ferrs *fe)
+{
+    api_vm_validate_object(vm, fe);
     if (old)
         validate_update(vm, old, fe);
     else
