@@ -1,9 +1,9 @@
 /* test_wh_server.c: tests of operator/webhook/wh_server.c over real sockets on 127.0.0.1: a
  * throwaway certificate made here with OpenSSL, AdmissionReview and ConversionReview POSTed with
  * libcurl pinned to that certificate, keep-alive, 404/405/400, 413 on an oversized body, a slow
- * client cut at the read deadline, a client that never handshakes, and certificate rotation (the
- * next connection presents the new certificate; a broken pair keeps the old one). Every wait is
- * bounded. Suite: unit. */
+ * client cut at the read deadline, a client that never handshakes, the connection cap, stop with
+ * connections open, and certificate rotation (the next connection presents the new certificate;
+ * a broken pair keeps the old one). Every wait is bounded. Suite: unit. */
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
@@ -430,6 +430,68 @@ START_TEST(slow_client_cut)
 }
 END_TEST
 
+/* A TLS client on a fresh connection, its handshake bounded by timeout_ms; NULL when it did
+ * not complete. */
+static SSL *tls_client(SSL_CTX *ctx, int port, int timeout_ms, int *ret_fd)
+{
+    struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+    int fd = tcp_connect(port);
+    SSL *ssl = SSL_new(ctx);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    SSL_set_fd(ssl, fd);
+    *ret_fd = fd;
+    if (SSL_connect(ssl) != 1) {
+        SSL_free(ssl);
+        return NULL;
+    }
+    return ssl;
+}
+
+START_TEST(connection_cap)
+{
+    struct wh_server_config cfg = {
+        .addr = "127.0.0.1:0", .cert_dir = dir, .max_conns = 2, .idle_timeout_ms = 10000};
+    struct wh_server *s = NULL;
+    struct vmop_err err = {0};
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    struct wh_server_stats st;
+    SSL *a, *b, *c, *d;
+    int fa, fb, fc, fd;
+    long long t0;
+
+    ck_assert_msg(wh_server_start(&cfg, &s, &err) == VMOP_OK, "%s", err.msg);
+    a = tls_client(ctx, wh_server_port(s), 5000, &fa);
+    b = tls_client(ctx, wh_server_port(s), 5000, &fb);
+    ck_assert(a && b);
+    /* a third waits in the accept queue: its handshake gets no answer */
+    t0 = vmop_test_now_ms();
+    c = tls_client(ctx, wh_server_port(s), 500, &fc);
+    ck_assert_ptr_null(c);
+    ck_assert_int_ge(vmop_test_now_ms() - t0, 400);
+    close(fc);
+    wh_server_stats(s, &st);
+    ck_assert_uint_eq(st.active, 2);
+    /* one ends: the next is served */
+    SSL_free(a);
+    close(fa);
+    d = tls_client(ctx, wh_server_port(s), 5000, &fd);
+    ck_assert_ptr_nonnull(d);
+    /* stop with connections open returns at once and closes them */
+    t0 = vmop_test_now_ms();
+    wh_server_stop(s);
+    ck_assert_int_lt(vmop_test_now_ms() - t0, 2000);
+    {
+        char buf[16];
+        ck_assert_int_le(SSL_read(d, buf, sizeof(buf)), 0);
+    }
+    SSL_free(b);
+    SSL_free(d);
+    close(fb);
+    close(fd);
+    SSL_CTX_free(ctx);
+}
+END_TEST
+
 START_TEST(cert_rotation)
 {
     struct wh_server *s = start(0);
@@ -499,6 +561,7 @@ int main(void)
     tcase_add_test(tc, conversion_round_trip);
     tcase_add_test(tc, oversized_body_413);
     tcase_add_test(tc, slow_client_cut);
+    tcase_add_test(tc, connection_cap);
     tcase_add_test(tc, cert_rotation);
     tcase_add_test(tc, start_failures);
     suite_add_tcase(su, tc);
