@@ -105,7 +105,9 @@ void api_vm_admit_request(const cJSON *old, const cJSON *req, const struct api_a
  * the metadata rules, powerState Suspended, nextRestartTime set, instance storage volumes, the
  * binding's storage classes and networks. Update: the same object and metadata rules plus the
  * immutable fields, the power-state transitions, the powered-on restrictions, nextRestartTime,
- * minHardwareVersion, volumes that may not be removed. A body that does not parse as an object
+ * minHardwareVersion, volumes that may not be removed. An update of a VM under deletion
+ * (metadata.deletionTimestamp set) gets only the metadata rules, so finalizers can always come off
+ * while a tenant still cannot lift a delete check. A body that does not parse as an object
  * gives one error on "" ("must be a JSON object"). */
 void api_vm_validate_create(const cJSON *vm, const struct api_admit_ctx *ctx, struct api_ferrs *fe);
 void api_vm_validate_update(const cJSON *old, const cJSON *vm, const struct api_admit_ctx *ctx,
@@ -137,7 +139,8 @@ void api_endpoint_admit_validate(const cJSON *old, const cJSON *ep, struct api_f
 enum api_admit_kind api_admit_kind_parse(const char *group, const char *kind);
 
 /* One entry point for the validating webhook: dispatches on kind and op (old is NULL on create;
- * DELETE and UNKNOWN admit everything). Appends to fe; allowed when fe->n == 0 afterwards. */
+ * DELETE and UNKNOWN admit everything, and so does an update of a non-VM object under deletion).
+ * Appends to fe; allowed when fe->n == 0 afterwards. */
 void api_admit_validate(enum api_admit_kind kind, enum api_admit_op op, const cJSON *old,
                         const cJSON *obj, const struct api_admit_ctx *ctx, struct api_ferrs *fe);
 

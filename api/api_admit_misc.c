@@ -274,6 +274,10 @@ void api_admit_validate(enum api_admit_kind kind, enum api_admit_op op, const cJ
         api_ferr_add(fe, API_FERR_REQUIRED, "oldObject", "an update needs the old object");
         return;
     }
+    if (old && kind != API_KIND_VM &&
+        cJSON_IsString(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "deletionTimestamp")))
+        return; /* updates of an object under deletion are admitted (as VM Operator) */
     switch (kind) {
     case API_KIND_VM:
         if (old)

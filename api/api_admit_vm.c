@@ -429,8 +429,16 @@ void api_vm_validate_update(const cJSON *old_json, const cJSON *json,
         api_vm_free(vm);
         return;
     }
-    api_vm_validate_object(vm, fe);
     api_admit_vm_metadata(old->obj, vm->obj, ctx, fe);
+    if (nonempty(vm->deletion_timestamp)) {
+        /* Under deletion VM Operator admits every update (finalizers must come off whatever the
+         * spec says); vmop keeps the metadata rules so that a tenant cannot lift a delete check
+         * from a VM being deleted. */
+        api_vm_free(old);
+        api_vm_free(vm);
+        return;
+    }
+    api_vm_validate_object(vm, fe);
     check_immutable(vm, old, ctx, fe);
     check_network(vm, old, priv, fe);
     if (!priv)

@@ -652,6 +652,25 @@ START_TEST(vm_update_restricted)
          {"spec>bootstrap={\"linuxPrep\":{}}"},
          NULL,
          NULL},
+        {"under deletion: spec rules skipped",
+         0,
+         {0},
+         {"metadata>deletionTimestamp=\"2026-12-02T01:00:00Z\"",
+          "spec>imageName=\"vmi-fffffffffffffffff\""},
+         NULL,
+         NULL},
+        {"under deletion: a tenant lifts a delete check",
+         0,
+         {"metadata>annotations>delete.check.vmoperator.vmware.com/backup=\"running\""},
+         {"metadata>deletionTimestamp=\"2026-12-02T01:00:00Z\""},
+         "metadata.annotations.delete.check.vmoperator.vmware.com/backup",
+         "removing this annotation is restricted to privileged users"},
+        {"under deletion: the operator lifts a delete check",
+         1,
+         {"metadata>annotations>delete.check.vmoperator.vmware.com/backup=\"running\""},
+         {"metadata>deletionTimestamp=\"2026-12-02T01:00:00Z\""},
+         NULL,
+         NULL},
         {"volume removable=false removed",
          0,
          {"spec>volumes=[{\"name\":\"data\",\"removable\":false,\"persistentVolumeClaim\":"
@@ -908,6 +927,12 @@ START_TEST(other_kinds)
         {"endpoint without server", API_KIND_VC_ENDPOINT, NULL,
          "{\"metadata\":{\"name\":\"vc1\"},\"spec\":{\"credentialsSecretRef\":{\"name\":\"c\"}}}",
          "spec.server", NULL},
+        {"service under deletion", API_KIND_VM_SERVICE,
+         "{\"metadata\":{\"name\":\"web\"},\"spec\":{\"type\":\"LoadBalancer\",\"ports\":[{"
+         "\"name\":\"http\",\"protocol\":\"TCP\",\"port\":80,\"targetPort\":80}]}}",
+         "{\"metadata\":{\"name\":\"web\",\"deletionTimestamp\":\"2026-12-02T01:00:00Z\"},"
+         "\"spec\":{\"type\":\"ClusterIP\"}}",
+         NULL, NULL},
         {"unknown kind admits", API_KIND_UNKNOWN, NULL, "{}", NULL, NULL},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
