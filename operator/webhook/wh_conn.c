@@ -3,7 +3,8 @@
  *
  * Deadlines are totals, not per read: the handshake, and the head and body of each request, must
  * arrive within read_ms of their first byte, so a client sending a byte a second is cut like one
- * sending nothing. A kept-alive connection may sit idle for idle_ms between requests.
+ * sending nothing. The first request must begin within read_ms of the handshake; a kept-alive
+ * connection may then sit idle for idle_ms between requests.
  */
 #include <errno.h>
 #include <poll.h>
@@ -258,8 +259,12 @@ void *wh_conn_main(void *arg)
     if (r == IO_TIMEOUT)
         wh_server_count(s, 0, 1);
     if (r == IO_OK) {
-        while (serve_one(c, now_ms() + s->idle_ms))
-            ;
+        /* The first request must start within read_ms (the API server sends it at once); only a
+         * connection that has carried a request may idle for idle_ms, so clients that connect and
+         * say nothing cannot hold the max_conns slots for long. */
+        long long wait = s->read_ms;
+        while (serve_one(c, now_ms() + wait))
+            wait = s->idle_ms;
         SSL_shutdown(c->ssl); /* one close_notify, not waiting for the peer's */
     }
     ERR_clear_error(); /* OpenSSL's error queue is per thread: leave it empty */

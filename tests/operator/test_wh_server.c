@@ -417,6 +417,17 @@ START_TEST(slow_client_cut)
     SSL_free(ssl);
     close(fd);
 
+    /* a handshake, then silence: the first request must start within the read deadline */
+    fd = tcp_connect(wh_server_port(s));
+    ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    ck_assert_int_eq(SSL_connect(ssl), 1);
+    t0 = vmop_test_now_ms();
+    ck_assert_int_le(SSL_read(ssl, buf, sizeof(buf)), 0);
+    ck_assert_int_lt(vmop_test_now_ms() - t0, 3000);
+    SSL_free(ssl);
+    close(fd);
+
     /* no handshake at all: closed after the read deadline */
     fd = tcp_connect(wh_server_port(s));
     t0 = vmop_test_now_ms();
