@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adm_vm.h"
 #include "health.h"
 #include "image_controller.h"
 #include "image_gc.h"
@@ -57,6 +58,7 @@ struct proc {
     struct kube_client *lease_kc; /* the elector's own client (bounded, no retries) */
     struct health *health;
     struct wh_server *webhook; /* admission + conversion webhooks, on every replica */
+    struct adm_vm adm_vm;      /* the VirtualMachine webhooks' caches (borrowed from vmc) */
     struct metrics *metrics;   /* the registry behind /metrics (operator/metrics.h) */
     struct metrics_std std;
     int leading; /* atomic */
@@ -243,11 +245,16 @@ int vmop_run(const struct vmop_config *cfg)
         vlog(VLOG_INFO, LOGGER, NULL, "health endpoint on 127.0.0.1:%d (/healthz /readyz /metrics)",
              health_port(p.health));
     }
-    /* Before leader election: the API server calls any replica. Handlers are registered with
-     * wh_server_add_admission / wh_server_add_conversion (none yet: every path is 404). */
+    /* Before leader election: the API server calls any replica. The handlers read the VM
+     * controller's caches (operator/admission/). */
     if (cfg->webhook_addr && *cfg->webhook_addr) {
         struct wh_server_config wc = {.addr = cfg->webhook_addr, .cert_dir = cfg->webhook_cert_dir};
-        if (wh_server_start(&wc, &p.webhook, &err) != VMOP_OK)
+        p.adm_vm.images = vmc_informer(p.vmc, "virtualmachineimages");
+        p.adm_vm.cimages = vmc_informer(p.vmc, "clustervirtualmachineimages");
+        p.adm_vm.bindings = vmc_informer(p.vmc, "namespacebindings");
+        if (wh_server_start(&wc, &p.webhook, &err) != VMOP_OK ||
+            wh_server_add_admission(p.webhook, ADM_VM_MUTATE_PATH, adm_vm_mutate, &p.adm_vm,
+                                    &err) != VMOP_OK)
             goto fail;
         vlog(VLOG_INFO, LOGGER, NULL, "webhook server on %s (port %d, certificate from %s)",
              cfg->webhook_addr, wh_server_port(p.webhook), cfg->webhook_cert_dir);

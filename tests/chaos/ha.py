@@ -143,6 +143,8 @@ class Replica:
         args = open(os.path.join(env.dir, "operator.args")).read().split()
         i = args.index("--health-addr")
         args[i + 1] = "127.0.0.1:%d" % self.health
+        if "--webhook-addr" in args:  # each replica serves the webhooks on a port of its own
+            args[args.index("--webhook-addr") + 1] = "127.0.0.1:0"
         self.logpath = os.path.join(env.dir, "operator-%s.log" % name)
         self.logf = open(self.logpath, "ab")
         self.p = subprocess.Popen([os.path.join(BUILD, "operator/vmop"), "--kubeconfig",

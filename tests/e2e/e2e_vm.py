@@ -22,6 +22,7 @@ scanned for them ("secrets" fails when one shows, naming the canary and where, n
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -423,7 +424,47 @@ def test_storage_policy(env):
                     json.dumps({"spec": {"storageClasses": old}}), check=False)
 
 
-TESTS = [("create", test_create), ("prereqs", test_prereqs), ("paused", test_paused),
+def test_admission(env):
+    """The mutating webhook: `kubectl create -o ...` already carries VM Operator's defaults
+    (before any reconcile), for the tenant, and on a server-side dry run too."""
+    tk = os.path.join(env.dir, "tenant-kubeconfig")
+    vm = vm_obj("e2e-adm", secret="e2e-adm-cc")
+    env.kubectl("--kubeconfig", tk, "apply", "-f", "-", stdin=json.dumps(secret_obj("e2e-adm-cc")))
+    p = env.kubectl("--kubeconfig", tk, "create", "-f", "-", "-o", "jsonpath={.spec.instanceUUID}",
+                    stdin=json.dumps(vm))
+    check(re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}",
+                       p.stdout.strip()),
+          "kubectl create printed instanceUUID %r, not a v4 UUID" % p.stdout)
+    try:
+        got = env.get("vm", "e2e-adm")
+        spec = got["spec"]
+        check(spec.get("biosUUID") and spec["biosUUID"] != spec["instanceUUID"], "biosUUID %r"
+              % spec.get("biosUUID"))
+        ci = ((spec.get("bootstrap") or {}).get("cloudInit") or {})
+        check(ci.get("instanceID") == spec["biosUUID"], "cloudInit.instanceID %r" % ci.get("instanceID"))
+        check(spec.get("powerState") == "PoweredOn" and spec.get("powerOffMode") == "TrySoft",
+              "power defaults %r %r" % (spec.get("powerState"), spec.get("powerOffMode")))
+        img = spec.get("image") or {}
+        check(img.get("kind") == "VirtualMachineImage" and img.get("name", "").startswith("vmi-"),
+              "spec.image %r not resolved from imageName" % img)
+        nics = (spec.get("network") or {}).get("interfaces") or []
+        check(nics and nics[0].get("name") == "eth0", "no default eth0: %r" % nics)
+        # the webhook's, not the controller's: the object's one and only spec write was the create
+        fields = [m.get("manager") for m in got["metadata"].get("managedFields") or []
+                  if m.get("operation") == "Update" and not m.get("manager", "").startswith("kubectl")
+                  and "f:spec" in json.dumps(m.get("fieldsV1"))]
+        check(not fields, "spec was written after the create by %r" % fields)
+        # a server-side dry run is defaulted too, and creates nothing
+        dry = json.loads(env.kubectl("--kubeconfig", tk, "create", "--dry-run=server", "-f", "-",
+                                     "-o", "json", stdin=json.dumps(vm_obj("e2e-adm-dry"))).stdout)
+        check(dry["spec"].get("instanceUUID"), "a dry run got no instanceUUID")
+        check(env.get("vm", "e2e-adm-dry") is None, "the dry run created e2e-adm-dry")
+        wait_running(env, "e2e-adm")
+    finally:
+        delete_and_wait(env, "e2e-adm")
+
+
+TESTS = [("create", test_create), ("admission", test_admission), ("prereqs", test_prereqs), ("paused", test_paused),
          ("power", test_power), ("storage", test_storage_policy),
          ("delete", test_delete), ("restart", test_restart)]
 

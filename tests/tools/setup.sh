@@ -4,7 +4,7 @@
 set -eu
 PKGS="meson ninja-build pkg-config gcc clang libclang-rt-14-dev clang-format podman runc debootstrap
 libcurl4-openssl-dev libxml2-dev libcjson-dev libssl-dev check zlib1g-dev libmicrohttpd-dev
-cloud-init python3 python3-yaml jq curl ca-certificates git"
+cloud-init python3 python3-yaml jq curl ca-certificates git openssl"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

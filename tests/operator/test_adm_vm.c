@@ -1,0 +1,173 @@
+/* test_adm_vm.c: unit tests for operator/admission/adm_vm.c, the VirtualMachine mutating webhook:
+ * a create gets VM Operator's defaults as a JSON Patch (instanceUUID, biosUUID,
+ * cloudInit.instanceID = biosUUID, the TrySoft modes, powerState), values the user set are kept,
+ * nextRestartTime "now" becomes a timestamp on an update of a powered-on VM, and what is not a
+ * create or update of the main resource (status, delete) or does not parse gets no patch. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "adm_vm.h"
+#include "check_main.h"
+
+static struct adm_vm A; /* no caches: image lookups find nothing */
+
+static cJSON *vm_json(const char *spec)
+{
+    char buf[2048];
+    cJSON *j;
+    snprintf(buf, sizeof(buf),
+             "{\"apiVersion\":\"vmoperator.vmware.com/v1alpha5\",\"kind\":\"VirtualMachine\","
+             "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"},\"spec\":%s}",
+             spec);
+    j = cJSON_Parse(buf);
+    ck_assert_ptr_nonnull(j);
+    return j;
+}
+
+/* The patch's value for path, or NULL. */
+static const cJSON *patched(const struct wh_admission_response *r, const char *path)
+{
+    const cJSON *op;
+    cJSON_ArrayForEach(op, r->patch)
+    {
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(op, "path");
+        if (cJSON_IsString(p) && !strcmp(p->valuestring, path))
+            return cJSON_GetObjectItemCaseSensitive(op, "value");
+    }
+    return NULL;
+}
+
+/* The value at path in the object once patched (only "add"/"replace" of whole members at
+ * /spec/<key> or /spec: enough for these tests). */
+static const char *spec_after(const struct wh_admission_response *r, const cJSON *obj,
+                              const char *key)
+{
+    char path[128];
+    const cJSON *v, *spec;
+    snprintf(path, sizeof(path), "/spec/%s", key);
+    if ((v = patched(r, path)) != NULL)
+        return cJSON_IsString(v) ? v->valuestring : NULL;
+    if ((spec = patched(r, "/spec")) == NULL)
+        spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+    v = cJSON_GetObjectItemCaseSensitive(spec, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void run(enum wh_operation op, const char *sub, const cJSON *obj, const cJSON *old,
+                struct wh_admission_response *resp)
+{
+    struct wh_admission_request req;
+    struct vmop_err err = {0};
+    memset(&req, 0, sizeof(req));
+    req.uid = "u-1";
+    req.op = op;
+    req.sub_resource = sub;
+    req.namespace_ = "default";
+    req.object = obj;
+    req.old_object = old;
+    wh_admission_response_init(resp);
+    ck_assert_int_eq(adm_vm_mutate(&A, &req, resp, &err), VMOP_OK);
+    ck_assert(resp->allowed);
+}
+
+START_TEST(create_gets_defaults)
+{
+    cJSON *obj = vm_json("{\"className\":\"small\",\"imageName\":\"ubuntu\","
+                         "\"bootstrap\":{\"cloudInit\":{}}}");
+    struct wh_admission_response r;
+    const char *iu, *bu;
+    run(WH_OP_CREATE, "", obj, NULL, &r);
+    ck_assert_ptr_nonnull(r.patch);
+    iu = spec_after(&r, obj, "instanceUUID");
+    bu = spec_after(&r, obj, "biosUUID");
+    ck_assert_ptr_nonnull(iu);
+    ck_assert_ptr_nonnull(bu);
+    ck_assert_uint_eq(strlen(iu), 36);
+    ck_assert_uint_eq(strlen(bu), 36);
+    ck_assert_str_ne(iu, bu);
+    ck_assert_str_eq(spec_after(&r, obj, "powerState"), "PoweredOn");
+    ck_assert_str_eq(spec_after(&r, obj, "powerOffMode"), "TrySoft");
+    /* cloudInit.instanceID = biosUUID, somewhere under /spec/bootstrap */
+    {
+        char *text = cJSON_PrintUnformatted(r.patch);
+        ck_assert_ptr_nonnull(strstr(text, bu));
+        cJSON_free(text);
+    }
+    wh_admission_response_deinit(&r);
+    cJSON_Delete(obj);
+}
+END_TEST
+
+START_TEST(user_values_kept)
+{
+    cJSON *obj = vm_json("{\"className\":\"small\",\"imageName\":\"ubuntu\","
+                         "\"instanceUUID\":\"4c3b2a19-0817-4e6f-8d5c-4b3a29180716\","
+                         "\"biosUUID\":\"6d1e0c2b-3a49-4f58-9e67-7f8a9b0c1d2e\","
+                         "\"powerState\":\"PoweredOff\",\"powerOffMode\":\"Hard\","
+                         "\"suspendMode\":\"Hard\",\"restartMode\":\"Hard\"}");
+    struct wh_admission_response r;
+    run(WH_OP_CREATE, "", obj, NULL, &r);
+    ck_assert_str_eq(spec_after(&r, obj, "instanceUUID"), "4c3b2a19-0817-4e6f-8d5c-4b3a29180716");
+    ck_assert_str_eq(spec_after(&r, obj, "biosUUID"), "6d1e0c2b-3a49-4f58-9e67-7f8a9b0c1d2e");
+    ck_assert_str_eq(spec_after(&r, obj, "powerState"), "PoweredOff");
+    ck_assert_str_eq(spec_after(&r, obj, "powerOffMode"), "Hard");
+    wh_admission_response_deinit(&r);
+    cJSON_Delete(obj);
+}
+END_TEST
+
+START_TEST(restart_now_on_update)
+{
+#define RESTART_BASE(extra)                                                                        \
+    "{\"className\":\"small\",\"imageName\":\"ubuntu\","                                           \
+    "\"instanceUUID\":\"4c3b2a19-0817-4e6f-8d5c-4b3a29180716\","                                   \
+    "\"biosUUID\":\"6d1e0c2b-3a49-4f58-9e67-7f8a9b0c1d2e\","                                       \
+    "\"powerState\":\"PoweredOn\",\"powerOffMode\":\"TrySoft\","                                   \
+    "\"suspendMode\":\"TrySoft\",\"restartMode\":\"TrySoft\"" extra "}"
+    const char *a = RESTART_BASE(""), *b = RESTART_BASE(",\"nextRestartTime\":\"now\"");
+    cJSON *old = vm_json(a), *obj = vm_json(b);
+    struct wh_admission_response r;
+    const char *t;
+    run(WH_OP_UPDATE, "", obj, old, &r);
+    t = spec_after(&r, obj, "nextRestartTime");
+    ck_assert_ptr_nonnull(t);
+    ck_assert_str_ne(t, "now");
+    ck_assert_int_eq(t[4], '-'); /* RFC 3339: 2026-... */
+    ck_assert_int_eq(t[strlen(t) - 1], 'Z');
+    wh_admission_response_deinit(&r);
+    cJSON_Delete(obj);
+    cJSON_Delete(old);
+}
+END_TEST
+
+START_TEST(no_patch_outside_create_update)
+{
+    cJSON *obj = vm_json("{\"className\":\"small\"}");
+    cJSON *bad = cJSON_Parse("{\"spec\":7}");
+    struct wh_admission_response r;
+    run(WH_OP_CREATE, "status", obj, NULL, &r);
+    ck_assert_ptr_null(r.patch);
+    wh_admission_response_deinit(&r);
+    run(WH_OP_DELETE, "", NULL, obj, &r);
+    ck_assert_ptr_null(r.patch);
+    wh_admission_response_deinit(&r);
+    run(WH_OP_CREATE, "", bad, NULL, &r); /* left to validation */
+    ck_assert_ptr_null(r.patch);
+    wh_admission_response_deinit(&r);
+    cJSON_Delete(bad);
+    cJSON_Delete(obj);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("adm_vm");
+    TCase *tc = tcase_create("mutate");
+    tcase_add_test(tc, create_gets_defaults);
+    tcase_add_test(tc, user_values_kept);
+    tcase_add_test(tc, restart_now_on_update);
+    tcase_add_test(tc, no_patch_outside_create_update);
+    suite_add_tcase(s, tc);
+    return vmop_check_run(s);
+}
