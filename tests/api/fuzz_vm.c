@@ -1,4 +1,5 @@
-/* fuzz_vm.c: fuzz target for the VirtualMachine parser (parse, default, validate, serialize).
+/* fuzz_vm.c: fuzz target for the VirtualMachine parser (parse, default, validate, serialize) and
+ * the admission decisions over it (api_admit.h: request checks, create/update rules, every kind).
  * Built as a libFuzzer target with -Dfuzz=true (clang); in every build the replay main() below runs
  * the corpus in testdata/fuzz/api_vm/ (and any files given on the command line) as a unit test. */
 #include <dirent.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_admit.h"
 #include "api_vm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -35,6 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                      .lookup_image = fuzz_lookup,
                                      .default_network = "net",
                                      .now = {1, 2}};
+    struct api_admit_ctx actx = {0};
     struct vmop_err err = {0};
     struct api_ferrs fe = {0};
     cJSON *out = NULL;
@@ -42,10 +45,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (api_vm_parse_text((const char *)data, size, &vm, &err) != VMOP_OK)
         return 0;
     api_vm_validate(vm, NULL, &fe);
+    api_vm_admit_request(NULL, vm->obj, &actx, &fe);
+    api_admit_validate(API_KIND_VM, API_ADMIT_CREATE, NULL, vm->obj, &actx, &fe);
+    (void)api_vm_delete_checks(vm->obj, NULL, 0);
+    for (int k = API_KIND_VM_CLASS; k <= API_KIND_VC_ENDPOINT; k++)
+        api_admit_validate((enum api_admit_kind)k, API_ADMIT_UPDATE, vm->obj, vm->obj, &actx, &fe);
     if (api_vm_to_json(vm, &out, &err) == VMOP_OK && api_vm_parse(out, &old, &err) == VMOP_OK) {
         (void)api_vm_default(vm, old, &ctx, NULL, NULL, &err);
         memset(&fe, 0, sizeof(fe));
         api_vm_validate(vm, old, &fe);
+        api_vm_admit_request(old->obj, vm->obj, &actx, &fe);
+        api_admit_validate(API_KIND_VM, API_ADMIT_UPDATE, old->obj, vm->obj, &actx, &fe);
+        api_admit_validate(API_KIND_VM, API_ADMIT_UPDATE, vm->obj, old->obj, &actx, &fe);
     }
     cJSON_Delete(out);
     api_vm_free(old);
