@@ -96,7 +96,7 @@ void api_service_validate(const struct api_service *s, const struct api_service 
     for (size_t i = 0; i < s->n_ports; i++) {
         const struct api_svc_port *pt = &s->ports[i];
         api_path_index(b, sizeof(b), "spec.ports", i);
-        if (!pt->name || !*pt->name)
+        if ((!pt->name || !*pt->name) && s->n_ports_total > 1) /* as Kubernetes' Service */
             api_ferr_add(fe, API_FERR_REQUIRED, api_path(p, sizeof(p), b, "name"), "%s", "");
         for (size_t j = 0; j < i && pt->name; j++)
             if (s->ports[j].name && strcmp(s->ports[j].name, pt->name) == 0)

@@ -38,8 +38,9 @@ struct api_service {
 
 vmop_rc api_service_parse(const cJSON *json, struct api_service **ret_svc, struct vmop_err *err);
 void api_service_free(struct api_service *s);
-/* Create (old NULL) or update: type and clusterIp immutable, port fields required and in range,
- * port names unique, loadBalancerSourceRanges only for LoadBalancer, externalName for ExternalName.
+/* Create (old NULL) or update: type and clusterIp immutable, port fields required and in range
+ * (the name only when there is more than one port, as VM Operator and Kubernetes), names unique,
+ * loadBalancerSourceRanges only for LoadBalancer, externalName for ExternalName.
  */
 void api_service_validate(const struct api_service *s, const struct api_service *old,
                           struct api_ferrs *fe);

@@ -877,6 +877,15 @@ START_TEST(other_kinds)
          "{\"name\":\"a\",\"protocol\":\"TCP\",\"port\":53,\"targetPort\":53},"
          "{\"name\":\"b\",\"protocol\":\"UDP\",\"port\":53,\"targetPort\":53}]}}",
          NULL, NULL},
+        {"service single unnamed port", API_KIND_VM_SERVICE, NULL,
+         "{\"metadata\":{\"name\":\"web\"},\"spec\":{\"type\":\"ClusterIP\",\"ports\":["
+         "{\"protocol\":\"TCP\",\"port\":80,\"targetPort\":80}]}}",
+         NULL, NULL},
+        {"service unnamed port among two", API_KIND_VM_SERVICE, NULL,
+         "{\"metadata\":{\"name\":\"web\"},\"spec\":{\"type\":\"ClusterIP\",\"ports\":["
+         "{\"name\":\"a\",\"protocol\":\"TCP\",\"port\":80,\"targetPort\":80},"
+         "{\"protocol\":\"TCP\",\"port\":81,\"targetPort\":81}]}}",
+         "spec.ports[1].name", NULL},
         {"service port name", API_KIND_VM_SERVICE, NULL,
          "{\"metadata\":{\"name\":\"web\"},\"spec\":{\"type\":\"ClusterIP\",\"ports\":["
          "{\"name\":\"HTTP_1\",\"protocol\":\"TCP\",\"port\":80,\"targetPort\":80}]}}",
