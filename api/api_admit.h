@@ -46,6 +46,13 @@ struct api_user {
     size_t n_groups;
 };
 
+/* Fills u from an AdmissionReview request.userInfo object ({username, groups[]}): the strings are
+ * borrowed from user_info, the group pointers go into groups[0..max) (u->groups = groups). Groups
+ * that are not strings are skipped. Returns how many string groups there are (may exceed max: the
+ * extra ones are not seen, so pass a max above any realistic count, e.g. 64). */
+size_t api_user_from_json(const cJSON *user_info, struct api_user *u, const char **groups,
+                          size_t max);
+
 /* Who counts as privileged besides system:masters and "kubernetes-admin" (VM Operator's fixed
  * set): the operator's own ServiceAccount (it writes defaults such as instanceUUID and removes
  * check annotations) and configured extra users and groups. All borrowed; NULL / 0 = none. */

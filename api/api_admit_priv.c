@@ -48,6 +48,27 @@ int api_admit_is_privileged(const struct api_user *u, const struct api_privilege
     return in_set(u->username, cfg->users, cfg->n_users);
 }
 
+size_t api_user_from_json(const cJSON *user_info, struct api_user *u, const char **groups,
+                          size_t max)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(user_info, "username");
+    const cJSON *it;
+    size_t n = 0;
+
+    u->username = cJSON_IsString(name) ? name->valuestring : NULL;
+    u->groups = groups;
+    u->n_groups = 0;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(user_info, "groups"))
+    {
+        if (!cJSON_IsString(it))
+            continue;
+        if (groups && n < max)
+            groups[u->n_groups++] = it->valuestring;
+        n++;
+    }
+    return n;
+}
+
 int api_admit_is_protected_key(const char *key)
 {
     const char *slash, *end;

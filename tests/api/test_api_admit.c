@@ -127,6 +127,22 @@ START_TEST(privileged_predicate)
     ck_assert_int_eq(api_admit_is_privileged(&rows[0].u, NULL), 1);
     ck_assert_int_eq(api_admit_is_privileged(&rows[2].u, NULL), 0);
     ck_assert_int_eq(api_admit_is_privileged(NULL, &cfg), 0);
+    {
+        cJSON *ui = cJSON_Parse("{\"username\":\"system:serviceaccount:vmop-system:vmop\","
+                                "\"uid\":\"u1\",\"groups\":[\"system:serviceaccounts\",7,"
+                                "\"system:authenticated\"]}");
+        const char *groups[1];
+        struct api_user u;
+        ck_assert_uint_eq(api_user_from_json(ui, &u, groups, 1), 2);
+        ck_assert_str_eq(u.username, "system:serviceaccount:vmop-system:vmop");
+        ck_assert_uint_eq(u.n_groups, 1);
+        ck_assert_str_eq(u.groups[0], "system:serviceaccounts");
+        ck_assert_int_eq(api_admit_is_privileged(&u, &cfg), 1);
+        ck_assert_uint_eq(api_user_from_json(NULL, &u, groups, 1), 0);
+        ck_assert_ptr_null(u.username);
+        ck_assert_int_eq(api_admit_is_privileged(&u, &cfg), 0);
+        cJSON_Delete(ui);
+    }
     ck_assert_int_eq(api_admit_is_protected_key("vmoperator.vmware.com.protected/x"), 1);
     ck_assert_int_eq(api_admit_is_protected_key("fu.bar.protected"), 1);
     ck_assert_int_eq(api_admit_is_protected_key("protected.fu.bar"), 0);
