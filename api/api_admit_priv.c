@@ -71,17 +71,17 @@ size_t api_user_from_json(const cJSON *user_info, struct api_user *u, const char
 
 int api_admit_is_protected_key(const char *key)
 {
-    const char *slash, *end;
-    size_t n;
+    static const char mark[] = ".protected";
+    const char *at;
 
-    if (!key)
-        return 0;
-    slash = strchr(key, '/');
-    end = slash ? slash : key + strlen(key);
-    n = (size_t)(end - key);
-    /* ".+\.protected" before the first '/' (the regex's (/.*)? takes everything after it). */
-    return n > strlen(".protected") &&
-           memcmp(end - strlen(".protected"), ".protected", strlen(".protected")) == 0;
+    /* ^.+\.protected(/.*)?$: some ".protected" after at least one character, followed by the end
+     * or a '/'. */
+    for (at = key ? strstr(key, mark) : NULL; at; at = strstr(at + 1, mark)) {
+        char next = at[sizeof(mark) - 1];
+        if (at > key && (next == '\0' || next == '/'))
+            return 1;
+    }
+    return 0;
 }
 
 /* metadata.<which> of obj (an object or NULL). */

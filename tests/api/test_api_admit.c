@@ -148,6 +148,10 @@ START_TEST(privileged_predicate)
     ck_assert_int_eq(api_admit_is_protected_key("protected.fu.bar"), 0);
     ck_assert_int_eq(api_admit_is_protected_key("hello.world.protected.against/x"), 0);
     ck_assert_int_eq(api_admit_is_protected_key(".protected/x"), 0);
+    ck_assert_int_eq(api_admit_is_protected_key("x/y.protected"), 1);
+    ck_assert_int_eq(api_admit_is_protected_key("a.protectedx/b.protected/c"), 1);
+    ck_assert_int_eq(api_admit_is_protected_key("a.protectedx"), 0);
+    ck_assert_int_eq(api_admit_is_protected_key(NULL), 0);
 }
 END_TEST
 
