@@ -395,8 +395,10 @@ void igcs_run(struct igcs *g)
             struct igc_live *all = calloc(f->n_live + s.n_cluster + 1, sizeof(*all));
             if (!all)
                 continue;
-            memcpy(all, f->live, f->n_live * sizeof(*all));
-            memcpy(all + f->n_live, s.cluster, s.n_cluster * sizeof(*all));
+            if (f->n_live) /* memcpy's pointers must be valid even for 0 bytes */
+                memcpy(all, f->live, f->n_live * sizeof(*all));
+            if (s.n_cluster)
+                memcpy(all + f->n_live, s.cluster, s.n_cluster * sizeof(*all));
             collect(g, gr, f->path, all, f->n_live + s.n_cluster, 1, NULL);
             free(all);
         }
