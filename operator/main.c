@@ -37,6 +37,11 @@ static void usage(FILE *out, const struct vmop_config *d)
             "                           every replica); \"\" disables (default: off)\n"
             "  --webhook-cert-dir DIR   its tls.crt and tls.key, reloaded when they change\n"
             "                           (default: %s)\n"
+            "  --service-account NAME   vmop's own ServiceAccount in --namespace: privileged at\n"
+            "                           admission (default: %s)\n"
+            "  --privileged-users LIST  more users (comma-separated) who may set privileged-only\n"
+            "                           fields (system:masters and kubernetes-admin always may)\n"
+            "  --privileged-groups LIST more groups (comma-separated) who may\n"
             "  --log-level LEVEL        debug, info, warn, error (default: info)\n"
             "  --trysoft-timeout SECS   guest shutdown wait before powering off hard\n"
             "                           (default: %ld)\n"
@@ -53,9 +58,9 @@ static void usage(FILE *out, const struct vmop_config *d)
             "  --version                print the version and exit\n"
             "  -h, --help               print this help and exit\n",
             KUBE_INCLUSTER_DIR, d->ns, d->lease_name, d->workers, d->health_addr,
-            d->webhook_cert_dir, d->trysoft_timeout_ms / 1000, d->resync_ms / 1000,
-            d->image_sync_ms / 1000, d->drain_ms / 1000, d->image_cache_grace_s,
-            d->feed_max_endpoints, d->feed_max_folders);
+            d->webhook_cert_dir, d->service_account, d->trysoft_timeout_ms / 1000,
+            d->resync_ms / 1000, d->image_sync_ms / 1000, d->drain_ms / 1000,
+            d->image_cache_grace_s, d->feed_max_endpoints, d->feed_max_folders);
 }
 
 /* Parses a non-negative decimal number of at most max; -1 when invalid. */
@@ -85,6 +90,9 @@ int main(int argc, char **argv)
         {"health-addr", required_argument, NULL, 'H'},
         {"webhook-addr", required_argument, NULL, 'W'},
         {"webhook-cert-dir", required_argument, NULL, 'C'},
+        {"service-account", required_argument, NULL, 'S'},
+        {"privileged-users", required_argument, NULL, 'U'},
+        {"privileged-groups", required_argument, NULL, 'P'},
         {"log-level", required_argument, NULL, 'v'},
         {"trysoft-timeout", required_argument, NULL, 't'},
         {"resync-period", required_argument, NULL, 'r'},
@@ -138,6 +146,17 @@ int main(int argc, char **argv)
             if (!*optarg)
                 goto bad;
             cfg.webhook_cert_dir = optarg;
+            break;
+        case 'S':
+            if (!*optarg)
+                goto bad;
+            cfg.service_account = optarg;
+            break;
+        case 'U':
+            cfg.privileged_users = optarg;
+            break;
+        case 'P':
+            cfg.privileged_groups = optarg;
             break;
         case 'v':
             if (vlog_level_parse(optarg) < 0)

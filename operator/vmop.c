@@ -43,6 +43,7 @@ void vmop_config_defaults(struct vmop_config *cfg)
     cfg->feed_max_folders = VMC_FEED_FOLDERS;
     cfg->image_cache_grace_s = IGC_GRACE_DEFAULT_S;
     cfg->webhook_addr = "";
+    cfg->service_account = "vmop";
     cfg->webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs"; /* controller-runtime's */
 }
 
@@ -57,9 +58,10 @@ struct proc {
     struct kube_elector *el;
     struct kube_client *lease_kc; /* the elector's own client (bounded, no retries) */
     struct health *health;
-    struct wh_server *webhook; /* admission + conversion webhooks, on every replica */
-    struct adm_vm adm_vm;      /* the VirtualMachine webhooks' caches (borrowed from vmc) */
-    struct metrics *metrics;   /* the registry behind /metrics (operator/metrics.h) */
+    struct wh_server *webhook;        /* admission + conversion webhooks, on every replica */
+    struct adm_vm adm_vm;             /* the VirtualMachine webhooks' caches (borrowed from vmc) */
+    char **priv_users, **priv_groups; /* --privileged-users / -groups, split (owned) */
+    struct metrics *metrics;          /* the registry behind /metrics (operator/metrics.h) */
     struct metrics_std std;
     int leading; /* atomic */
     int lost;    /* atomic: leadership lost */
@@ -172,6 +174,42 @@ static vmop_rc start_workers(struct proc *p, struct vmop_err *err)
     return rc;
 }
 
+/* Splits a comma-separated list (NULL or "" = none) into a malloc'd array of malloc'd strings,
+ * empty items skipped; free with strv_free(). */
+static vmop_rc split_list(const char *list, char ***ret, size_t *ret_n, struct vmop_err *err)
+{
+    char **v;
+    size_t n = 0, cap = 1;
+    *ret = NULL;
+    *ret_n = 0;
+    if (!list || !*list)
+        return VMOP_OK;
+    for (const char *p = list; *p; p++)
+        cap += *p == ',';
+    if (!(v = calloc(cap + 1, sizeof(*v))))
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len && !(v[n++] = strndup(p, len))) {
+            for (size_t i = 0; i < n; i++)
+                free(v[i]);
+            free(v);
+            return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        }
+        p += len + (p[len] == ',');
+    }
+    *ret = v;
+    *ret_n = n;
+    return VMOP_OK;
+}
+
+static void strv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
 int vmop_run(const struct vmop_config *cfg)
 {
     struct proc p;
@@ -252,10 +290,26 @@ int vmop_run(const struct vmop_config *cfg)
         p.adm_vm.images = vmc_informer(p.vmc, "virtualmachineimages");
         p.adm_vm.cimages = vmc_informer(p.vmc, "clustervirtualmachineimages");
         p.adm_vm.bindings = vmc_informer(p.vmc, "namespacebindings");
+        p.adm_vm.priv.sa_namespace = cfg->ns;
+        p.adm_vm.priv.sa_name = cfg->service_account;
+        if (split_list(cfg->privileged_users, &p.priv_users, &p.adm_vm.priv.n_users, &err) ||
+            split_list(cfg->privileged_groups, &p.priv_groups, &p.adm_vm.priv.n_groups, &err))
+            goto fail;
+        p.adm_vm.priv.users = (const char *const *)p.priv_users;
+        p.adm_vm.priv.groups = (const char *const *)p.priv_groups;
         if (wh_server_start(&wc, &p.webhook, &err) != VMOP_OK ||
             wh_server_add_admission(p.webhook, ADM_VM_MUTATE_PATH, adm_vm_mutate, &p.adm_vm,
                                     &err) != VMOP_OK)
             goto fail;
+        {
+            static const char *const paths[] = {ADM_VM_VALIDATE_PATH, ADM_CLS_VALIDATE_PATH,
+                                                ADM_SVC_VALIDATE_PATH, ADM_NSB_VALIDATE_PATH,
+                                                ADM_VCE_VALIDATE_PATH};
+            for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+                if (wh_server_add_admission(p.webhook, paths[i], adm_validate, &p.adm_vm, &err) !=
+                    VMOP_OK)
+                    goto fail;
+        }
         vlog(VLOG_INFO, LOGGER, NULL, "webhook server on %s (port %d, certificate from %s)",
              cfg->webhook_addr, wh_server_port(p.webhook), cfg->webhook_cert_dir);
     }
@@ -324,6 +378,8 @@ out:
         vmc_stop(p.vmc, cfg->drain_ms);
     vlog(VLOG_DEBUG, LOGGER, NULL, "VirtualMachine controller stopped");
     wh_server_stop(p.webhook); /* before the caches its handlers read are freed */
+    strv_free(p.priv_users);
+    strv_free(p.priv_groups);
     health_stop(p.health);
     imgc_free(p.imgc);
     vmsvc_free(p.svc);

@@ -27,6 +27,10 @@ struct vmop_config {
     long image_cache_grace_s;     /* garbage cache templates wait this long (image_gc.h); 0: none */
     const char *webhook_addr;     /* the webhook server's HOST:PORT (every replica); "" disables */
     const char *webhook_cert_dir; /* tls.crt + tls.key, reloaded when they change */
+    /* Who is privileged at admission (api/api_admit.h) besides system:masters and
+     * kubernetes-admin: vmop's ServiceAccount (in ns) and comma-separated users and groups. */
+    const char *service_account;
+    const char *privileged_users, *privileged_groups;
 };
 
 /* Sets the defaults documented in `vmop --help`. */

@@ -7,9 +7,12 @@
 #include <openssl/rand.h>
 
 #include "api_admin.h"
+#include "api_ferr.h"
 #include "api_vm.h"
 #include "image_lookup.h"
 #include "kube_util.h"
+#include "vbuf.h"
+#include "wh_limits.h"
 #include "wh_patch.h"
 
 static vmop_rc random_cb(void *arg, unsigned char *buf, size_t n, struct vmop_err *err)
@@ -30,23 +33,45 @@ static vmop_rc lookup_cb(void *arg, const char *ns, const char *image_name,
     return image_lookup(a->images, a->cimages, ns, image_name, ret_kind, ret_name, err);
 }
 
-/* The namespace's binding's defaultNetwork into buf ("" when there is not exactly one binding:
- * no arbitrary pick, as the controller). */
-static void default_network(const struct adm_vm *a, const char *ns, char *buf, size_t size)
+/* The namespace's binding (NULL when there is not exactly one: no arbitrary pick, as the
+ * controller); api_binding_free() it. */
+static struct api_binding *binding_of(const struct adm_vm *a, const char *ns)
 {
     struct kube_obj **objs = NULL;
+    struct api_binding *b = NULL;
     size_t n = 0;
-    buf[0] = '\0';
-    if (!a->bindings || !ns ||
+    if (!a->bindings || !ns || !*ns ||
         kube_informer_by_index(a->bindings, "ns", ns, &objs, &n, NULL) != VMOP_OK)
-        return;
-    if (n == 1) {
-        struct api_binding *b = NULL;
-        if (api_binding_parse(kube_obj_json(objs[0]), &b, NULL) == VMOP_OK && b->default_network)
-            snprintf(buf, size, "%s", b->default_network);
-        api_binding_free(b);
-    }
+        return NULL;
+    if (n == 1 && api_binding_parse(kube_obj_json(objs[0]), &b, NULL) != VMOP_OK)
+        b = NULL;
     kube_objs_free(objs, n);
+    return b;
+}
+
+static void admit_ctx(const struct adm_vm *a, const struct wh_admission_request *req,
+                      const struct api_binding *b, struct api_admit_ctx *ctx)
+{
+    struct api_user u = {.username = req->username,
+                         .groups = (const char *const *)req->groups,
+                         .n_groups = req->n_groups};
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->privileged = api_admit_is_privileged(&u, &a->priv);
+    ctx->binding = b;
+}
+
+/* Denies resp with fe's errors as VM Operator words them (403, as its webhooks' Denied). */
+static vmop_rc deny(struct wh_admission_response *resp, const struct api_ferrs *fe,
+                    struct vmop_err *err)
+{
+    struct vbuf msg;
+    vmop_rc rc;
+    vbuf_init(&msg, WH_MAX_MESSAGE);
+    api_admit_denial(fe, &msg);
+    rc = wh_admission_deny(resp, 403, "Forbidden",
+                           vbuf_error(&msg) ? "the request is invalid" : vbuf_str(&msg));
+    vbuf_free(&msg);
+    return rc == VMOP_OK ? VMOP_OK : vmop_fail(err, rc, "out of memory");
 }
 
 vmop_rc adm_vm_mutate(void *ud, const struct wh_admission_request *req,
@@ -56,7 +81,9 @@ vmop_rc adm_vm_mutate(void *ud, const struct wh_admission_request *req,
     struct api_vm *vm = NULL, *old = NULL;
     struct api_vm_default_ctx dctx;
     cJSON *mutated = NULL, *patch = NULL;
-    char net[API_NAME_MAX];
+    struct api_binding *b;
+    struct api_admit_ctx ctx;
+    struct api_ferrs fe = {0};
     unsigned changed = 0;
     vmop_rc rc;
 
@@ -69,12 +96,19 @@ vmop_rc adm_vm_mutate(void *ud, const struct wh_admission_request *req,
         return VMOP_OK;
     if (req->old_object && api_vm_parse(req->old_object, &old, NULL) != VMOP_OK)
         old = NULL;
+    b = binding_of(a, req->namespace_);
+    /* the request as sent: a user's own instanceUUID / biosUUID, nextRestartTime */
+    admit_ctx(a, req, b, &ctx);
+    api_vm_admit_request(req->old_object, req->object, &ctx, &fe);
+    if (fe.n) {
+        rc = deny(resp, &fe, err);
+        goto out;
+    }
     memset(&dctx, 0, sizeof(dctx));
     dctx.random_bytes = random_cb;
     dctx.lookup_image = lookup_cb;
     dctx.image_arg = (void *)a;
-    default_network(a, req->namespace_, net, sizeof(net));
-    dctx.default_network = net[0] ? net : NULL;
+    dctx.default_network = b && b->default_network ? b->default_network : NULL;
     clock_gettime(CLOCK_REALTIME, &dctx.now);
     rc = api_vm_default(vm, old, &dctx, &changed, NULL, err);
     if (rc == VMOP_OK && changed)
@@ -83,8 +117,39 @@ vmop_rc adm_vm_mutate(void *ud, const struct wh_admission_request *req,
         rc = wh_patch_diff(req->object, mutated, &patch, err);
     if (rc == VMOP_OK && patch)
         wh_admission_set_patch(resp, patch);
+out:
+    api_binding_free(b);
     cJSON_Delete(mutated);
     api_vm_free(old);
     api_vm_free(vm);
+    return rc;
+}
+
+vmop_rc adm_validate(void *ud, const struct wh_admission_request *req,
+                     struct wh_admission_response *resp, struct vmop_err *err)
+{
+    const struct adm_vm *a = ud;
+    enum api_admit_kind kind = api_admit_kind_parse(req->kind_group, req->kind);
+    enum api_admit_op op;
+    struct api_binding *b = NULL;
+    struct api_admit_ctx ctx;
+    struct api_ferrs fe = {0};
+    vmop_rc rc = VMOP_OK;
+
+    if (req->sub_resource && *req->sub_resource)
+        return VMOP_OK; /* status is the controllers' */
+    if (req->op == WH_OP_CREATE)
+        op = API_ADMIT_CREATE;
+    else if (req->op == WH_OP_UPDATE)
+        op = API_ADMIT_UPDATE;
+    else
+        return VMOP_OK;
+    if (kind == API_KIND_VM)
+        b = binding_of(a, req->namespace_);
+    admit_ctx(a, req, b, &ctx);
+    api_admit_validate(kind, op, req->old_object, req->object, &ctx, &fe);
+    if (fe.n)
+        rc = deny(resp, &fe, err);
+    api_binding_free(b);
     return rc;
 }

@@ -1,6 +1,11 @@
 /* adm_vm.h: the VirtualMachine admission webhooks' decisions over vmop's caches.
  *
- * Owns: the mutating webhook for VirtualMachine (VM Operator's visible defaults at apply time:
+ * Owns: the validating webhook of every kind vmop checks (api_admit_validate(), api/api_admit.h:
+ * immutable fields, power transitions, privileged-only fields and metadata, the namespace
+ * binding's storage classes and networks; denials as VM Operator words them), and the mutating
+ * webhook for VirtualMachine: first the request as sent is checked (api_vm_admit_request():
+ * spec.instanceUUID / spec.biosUUID on create only for privileged users, nextRestartTime), then
+ * VM Operator's visible defaults at apply time (
  * powerState and the power modes, instanceUUID, biosUUID, cloudInit.instanceID, the default eth0
  * on the binding's default network, spec.image from imageName, nextRestartTime "now" -> the
  * current time), answered as a JSON Patch. The defaults themselves are api_vm_default() (pure,
@@ -14,21 +19,34 @@
 #ifndef VMOP_ADM_VM_H
 #define VMOP_ADM_VM_H
 
+#include "api_admit.h"
 #include "kube_informer.h"
 #include "vmop_err.h"
 #include "wh_server.h"
 
-/* The webhook paths, VM Operator's (the storage version's kind names them). */
-#define ADM_VM_MUTATE_PATH "/default-mutate-vmoperator-vmware-com-v1alpha6-virtualmachine"
+/* The webhook paths, VM Operator's (the storage version's kind names them), and vmop's own for
+ * its admin kinds in the same pattern. */
+#define ADM_VM_MUTATE_PATH    "/default-mutate-vmoperator-vmware-com-v1alpha6-virtualmachine"
+#define ADM_VM_VALIDATE_PATH  "/default-validate-vmoperator-vmware-com-v1alpha6-virtualmachine"
+#define ADM_CLS_VALIDATE_PATH "/default-validate-vmoperator-vmware-com-v1alpha6-virtualmachineclass"
+#define ADM_SVC_VALIDATE_PATH                                                                      \
+    "/default-validate-vmoperator-vmware-com-v1alpha6-virtualmachineservice"
+#define ADM_NSB_VALIDATE_PATH "/default-validate-infra-vmop-io-v1alpha1-namespacebinding"
+#define ADM_VCE_VALIDATE_PATH "/default-validate-infra-vmop-io-v1alpha1-vcenterendpoint"
 
 struct adm_vm {
     struct kube_informer *images;   /* VirtualMachineImages, "ns" index */
     struct kube_informer *cimages;  /* ClusterVirtualMachineImages */
     struct kube_informer *bindings; /* NamespaceBindings, "ns" index */
+    struct api_privileged_cfg priv; /* who may set privileged-only fields (borrowed strings) */
 };
 
 /* wh_admit_fn for ADM_VM_MUTATE_PATH; ud is a struct adm_vm (borrowed). */
 vmop_rc adm_vm_mutate(void *ud, const struct wh_admission_request *req,
                       struct wh_admission_response *resp, struct vmop_err *err);
+
+/* wh_admit_fn for every ADM_*_VALIDATE_PATH (the kind comes from the request); ud as above. */
+vmop_rc adm_validate(void *ud, const struct wh_admission_request *req,
+                     struct wh_admission_response *resp, struct vmop_err *err);
 
 #endif

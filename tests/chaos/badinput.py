@@ -8,8 +8,9 @@ culprit and no user data shows in status or events; at the end the VMs in vCente
 against the start (nothing created), and one well-formed VM in the same namespace still comes up (the bad ones
 do not block the good).
   unknown class, missing Secret key, malformed cloud-config encoding (gzip magic, broken stream),
-  oversized user data (600 KiB > 512 KiB), a network the namespace may not use, a StorageClass it
-  may not use (exists, not in the binding), another namespace's Secret.
+  oversized user data (600 KiB > 512 KiB), another namespace's Secret; refused at admission with
+  the field's path (the validating webhook): a network the namespace may not use, a StorageClass
+  it may not use (exists, not in the binding).
 """
 import base64
 import json
@@ -47,15 +48,18 @@ def cases():
          "VirtualMachineBootstrapReady", "Invalid", "bi-badgz"),
         ("bi-big", cl.vm_obj("bi-big", secret="bi-big"),
          "VirtualMachineBootstrapReady", "Invalid", "bi-big"),
-        ("bi-net", cl.vm_obj("bi-net", extra={"network": {"interfaces": [
-            {"name": "eth0", "network": {"name": "tenant-forbidden-net"}}]}}),
-         "VirtualMachineNetworkReady", "NotReady", "tenant-forbidden-net"),
-        ("bi-sc", cl.vm_obj("bi-sc", sc="wcp-forbidden"),
-         "VirtualMachineStorageReady", "Forbidden", "wcp-forbidden"),
         ("bi-foreign", cl.vm_obj("bi-foreign", secret="bi-foreign"),
          "VirtualMachineBootstrapReady", "NotFound", "bi-foreign"),
     ]
-    return secrets, vms
+    # refused at admission (the validating webhook: what the namespace's binding does not offer),
+    # with the field's path and the culprit in the message
+    denied = [
+        ("bi-net", cl.vm_obj("bi-net", extra={"network": {"interfaces": [
+            {"name": "eth0", "network": {"name": "tenant-forbidden-net"}}]}}),
+         "spec.network.interfaces[0].network.name", "tenant-forbidden-net"),
+        ("bi-sc", cl.vm_obj("bi-sc", sc="wcp-forbidden"), "spec.storageClass", "wcp-forbidden"),
+    ]
+    return secrets, vms, denied
 
 
 def test_badinput(env):
@@ -63,7 +67,7 @@ def test_badinput(env):
                {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
                 "metadata": {"name": "wcp-forbidden"}, "provisioner": "csi.vsphere.vmware.com"}])
     before = sorted(e["moref"] for e in env.vimc("ls", "vm") or [])
-    secrets, vms = cases()
+    secrets, vms, denied = cases()
     # server-side apply: a client-side apply keeps a copy of the object in an annotation, which the
     # real API server refuses for the 600 KiB Secret (annotations are capped at 256 KiB)
     for o in secrets:
@@ -71,6 +75,15 @@ def test_badinput(env):
                           stdin=json.dumps(o))
     env.apply([o for _, o, _, _, _ in vms])
     fails = []
+    for name, obj, path, word in denied:
+        p = env.kubectl("apply", "-f", "-", stdin=json.dumps(obj), check=False)
+        if p.returncode == 0 or path not in p.stderr or word not in p.stderr:
+            fails.append("%s: not refused at admission naming %s and %r (rc %d: %s)"
+                         % (name, path, word, p.returncode, p.stderr.strip()[-200:]))
+        elif env.get("vm", name) is not None:
+            fails.append("%s: refused, yet the object exists" % name)
+        else:
+            print("  %-10s refused at admission: %s" % (name, p.stderr.strip()[-160:]), flush=True)
     for name, _, ctype, reason, word in vms:
         def ok():
             vm = env.get("vm", name)

@@ -5,7 +5,8 @@ A VM in vCenter is vmop's to act on for a VirtualMachine only when it carries vm
 exactly that resource (docs/design.md, "Identity and crash safety"). The foreign VMs here are the
 simulator's own (DC0_C0_RP0_VM0, DC0_C0_RP0_VM1): vmop never made them.
   tenant      the tenant (DIR/tenant-kubeconfig) names a foreign VM's instance UUID in
-              spec.instanceUUID: VirtualMachineCreated False OwnershipConflict + a Warning event,
+              spec.instanceUUID: refused at admission (privileged-only field); the administrator's
+              same create: VirtualMachineCreated False OwnershipConflict + a Warning event,
               nothing created; a spec update, a vmop restart and the tenant's delete leave the
               foreign VM as it was (power, CPU, memory, ExtraConfig, folder), and the delete
               completes with an event saying it was left untouched
@@ -113,7 +114,15 @@ def test_tenant(env):
     vm = vm_obj(name, extra={"instanceUUID": f["instanceUuid"],
                              "powerState": "PoweredOff" if f["powerState"] == "poweredOn"
                              else "PoweredOn"})
-    env.kubectl("--kubeconfig", tk, "apply", "-f", "-", stdin=json.dumps(vm))
+    # at admission: a tenant may not choose an instance UUID (VM Operator's privileged-only field)
+    p = env.kubectl("--kubeconfig", tk, "apply", "-f", "-", stdin=json.dumps(vm), check=False)
+    check(p.returncode != 0 and "spec.instanceUUID" in p.stderr and "privileged" in p.stderr,
+          "the tenant's create with a foreign instanceUUID was not refused naming the field: "
+          "rc %d, %r" % (p.returncode, p.stderr.strip()[-300:]))
+    check(env.get("vm", name) is None, "the refused create left an object")
+    # a privileged user (here the administrator; or a cluster without vmop's webhooks): the
+    # controller still never touches the VM
+    env.apply([vm])
     c = wait_cond(env, name, "VirtualMachineCreated", "False", REASON)
     msg = c.get("message") or ""
     check(f["moref"].split(":")[-1] in msg and "spec.instanceUUID" in msg,

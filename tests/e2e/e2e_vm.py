@@ -425,8 +425,9 @@ def test_storage_policy(env):
 
 
 def test_admission(env):
-    """The mutating webhook: `kubectl create -o ...` already carries VM Operator's defaults
-    (before any reconcile), for the tenant, and on a server-side dry run too."""
+    """The admission webhooks: `kubectl create -o ...` already carries VM Operator's defaults
+    (before any reconcile), for the tenant, and on a server-side dry run too; an immutable field's
+    change and a tenant's own instanceUUID are refused with the field's path."""
     tk = os.path.join(env.dir, "tenant-kubeconfig")
     vm = vm_obj("e2e-adm", secret="e2e-adm-cc")
     env.kubectl("--kubeconfig", tk, "apply", "-f", "-", stdin=json.dumps(secret_obj("e2e-adm-cc")))
@@ -460,6 +461,16 @@ def test_admission(env):
         check(dry["spec"].get("instanceUUID"), "a dry run got no instanceUUID")
         check(env.get("vm", "e2e-adm-dry") is None, "the dry run created e2e-adm-dry")
         wait_running(env, "e2e-adm")
+        # the validating webhook: an immutable field, refused with its path
+        p = env.kubectl("--kubeconfig", tk, "patch", "vm", "e2e-adm", "-n", NS, "--type=merge",
+                        "-p", json.dumps({"spec": {"imageName": "vmop-tiny-tmpl"}}), check=False)
+        check(p.returncode != 0 and "spec.imageName" in p.stderr and "immutable" in p.stderr,
+              "an imageName change was not refused: rc %d, %r" % (p.returncode, p.stderr[-300:]))
+        # and a tenant's own instanceUUID on create (privileged-only)
+        p = env.kubectl("--kubeconfig", tk, "create", "-f", "-", check=False, stdin=json.dumps(
+            vm_obj("e2e-adm-iu", extra={"instanceUUID": "4c3b2a19-0817-4e6f-8d5c-4b3a29180716"})))
+        check(p.returncode != 0 and "spec.instanceUUID" in p.stderr,
+              "a tenant's instanceUUID was not refused: rc %d, %r" % (p.returncode, p.stderr[-300:]))
     finally:
         delete_and_wait(env, "e2e-adm")
 

@@ -10,7 +10,8 @@
 #include "adm_vm.h"
 #include "check_main.h"
 
-static struct adm_vm A; /* no caches: image lookups find nothing */
+/* no caches (image lookups find nothing, no binding); vmop's ServiceAccount is privileged */
+static struct adm_vm A = {.priv = {.sa_namespace = "vmop-system", .sa_name = "vmop"}};
 
 static cJSON *vm_json(const char *spec)
 {
@@ -54,6 +55,32 @@ static const char *spec_after(const struct wh_admission_response *r, const cJSON
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+static const char *USER = "tenant";
+static const char *GROUPS[] = {"system:authenticated"};
+
+/* Calls fn as USER; returns whether it allowed. */
+static int call(wh_admit_fn fn, enum wh_operation op, const char *sub, const cJSON *obj,
+                const cJSON *old, struct wh_admission_response *resp)
+{
+    struct wh_admission_request req;
+    struct vmop_err err = {0};
+    memset(&req, 0, sizeof(req));
+    req.uid = "u-1";
+    req.op = op;
+    req.sub_resource = sub;
+    req.namespace_ = "default";
+    req.kind_group = "vmoperator.vmware.com";
+    req.kind = "VirtualMachine";
+    req.username = USER;
+    req.groups = GROUPS;
+    req.n_groups = 1;
+    req.object = obj;
+    req.old_object = old;
+    wh_admission_response_init(resp);
+    ck_assert_int_eq(fn(&A, &req, resp, &err), VMOP_OK);
+    return resp->allowed;
+}
+
 static void run(enum wh_operation op, const char *sub, const cJSON *obj, const cJSON *old,
                 struct wh_admission_response *resp)
 {
@@ -64,12 +91,60 @@ static void run(enum wh_operation op, const char *sub, const cJSON *obj, const c
     req.op = op;
     req.sub_resource = sub;
     req.namespace_ = "default";
+    req.username = "system:serviceaccount:vmop-system:vmop"; /* privileged (A.priv) */
     req.object = obj;
     req.old_object = old;
     wh_admission_response_init(resp);
     ck_assert_int_eq(adm_vm_mutate(&A, &req, resp, &err), VMOP_OK);
     ck_assert(resp->allowed);
 }
+
+/* A tenant's own instanceUUID on create is refused at the mutating stage, naming the field; the
+ * operator's ServiceAccount may. */
+START_TEST(tenant_instance_uuid_refused)
+{
+    cJSON *obj = vm_json("{\"className\":\"small\",\"imageName\":\"ubuntu\","
+                         "\"instanceUUID\":\"4c3b2a19-0817-4e6f-8d5c-4b3a29180716\"}");
+    struct wh_admission_response r;
+    ck_assert(!call(adm_vm_mutate, WH_OP_CREATE, "", obj, NULL, &r));
+    ck_assert_ptr_nonnull(r.message);
+    ck_assert_ptr_nonnull(strstr(r.message, "spec.instanceUUID"));
+    ck_assert_ptr_nonnull(strstr(r.message, "privileged"));
+    ck_assert_ptr_null(r.patch);
+    wh_admission_response_deinit(&r);
+    run(WH_OP_CREATE, "", obj, NULL, &r); /* the ServiceAccount: allowed */
+    wh_admission_response_deinit(&r);
+    cJSON_Delete(obj);
+}
+END_TEST
+
+/* The validating webhook: an imageName change is refused with the field path; the same update
+ * without it passes; a status update is not looked at. */
+START_TEST(validate_immutable_image)
+{
+#define IMG_SPEC(img)                                                                              \
+    "{\"className\":\"small\",\"imageName\":\"" img "\",\"storageClass\":\"sc\","                  \
+    "\"instanceUUID\":\"4c3b2a19-0817-4e6f-8d5c-4b3a29180716\","                                   \
+    "\"biosUUID\":\"6d1e0c2b-3a49-4f58-9e67-7f8a9b0c1d2e\",\"powerState\":\"PoweredOn\"}"
+    const char *a = IMG_SPEC("ubuntu"), *b = IMG_SPEC("debian");
+    cJSON *old, *same, *other;
+    struct wh_admission_response r;
+    old = vm_json(a);
+    same = vm_json(a);
+    other = vm_json(b);
+    ck_assert(call(adm_validate, WH_OP_UPDATE, "", same, old, &r));
+    wh_admission_response_deinit(&r);
+    ck_assert(!call(adm_validate, WH_OP_UPDATE, "", other, old, &r));
+    ck_assert_ptr_nonnull(strstr(r.message, "spec.imageName"));
+    ck_assert_ptr_nonnull(strstr(r.message, "field is immutable"));
+    wh_admission_response_deinit(&r);
+    ck_assert(call(adm_validate, WH_OP_UPDATE, "status", other, old, &r));
+    wh_admission_response_deinit(&r);
+    cJSON_Delete(old);
+    cJSON_Delete(same);
+    cJSON_Delete(other);
+}
+END_TEST
 
 START_TEST(create_gets_defaults)
 {
@@ -168,6 +243,8 @@ int main(void)
     tcase_add_test(tc, user_values_kept);
     tcase_add_test(tc, restart_now_on_update);
     tcase_add_test(tc, no_patch_outside_create_update);
+    tcase_add_test(tc, tenant_instance_uuid_refused);
+    tcase_add_test(tc, validate_immutable_image);
     suite_add_tcase(s, tc);
     return vmop_check_run(s);
 }
