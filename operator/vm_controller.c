@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "api_admin.h"
+#include "api_admit.h"
 #include "api_class.h"
 #include "api_image.h"
 #include "api_vm.h"
@@ -1294,6 +1295,23 @@ static vmop_rc do_delete(struct rctx *r, struct vmop_err *err)
     const char *uid = r->vm->status_unique_id, *iu = r->vm->instance_uuid;
     if (!has_finalizer(r->vm->obj))
         return VMOP_OK;
+    {
+        /* opt-in deletion protection (VM Operator's delete.check.vmoperator.vmware.com/<component>
+         * annotations, which only privileged users may add or remove): nothing is deleted in
+         * vCenter while one is present; its removal is an update that brings the key back */
+        struct vbuf held;
+        vbuf_init(&held, 1024);
+        if (api_vm_delete_checks_format(r->vm->obj, &held) > 0) {
+            event(r, "Warning", "DeleteHeld",
+                  "%s: the virtual machine is not deleted until they are removed",
+                  vbuf_error(&held) ? "deletion held by delete checks" : vbuf_str(&held));
+            vlog(VLOG_INFO, LOGGER, r->key, "delete held: %s",
+                 vbuf_error(&held) ? "delete checks" : vbuf_str(&held));
+            vbuf_free(&held);
+            return VMOP_OK;
+        }
+        vbuf_free(&held);
+    }
     if ((!uid || !*uid) && (!iu || !*iu)) {
         del.gone = 1; /* never identified: nothing can exist in vCenter */
     } else {

@@ -7,6 +7,8 @@ directory, then drives it with kubectl (fresh KUBECACHEDIR) and reads vCenter ba
               (CPU, memory, reservations/limits per class, NIC backing, UUIDs, ExtraConfig)
   prereqs     missing class / image / Secret / StorageClass -> the right condition, then recovery
   paused      the paused annotation -> ReconcileReady False VirtualMachineReconcilePaused
+  deletecheck a delete.check annotation holds the delete in vCenter (event DeleteHeld); tenants
+              may neither add nor remove one
   power       PoweredOff -> vCenter powered off, PowerOff event; PoweredOn -> IP and Ready again
   storage     StorageClass wcp-policy (a vSphere storage policy) -> runs on the binding's
               datastore (compatible); a StorageClass naming an unknown policy ID ->
@@ -475,7 +477,43 @@ def test_admission(env):
         delete_and_wait(env, "e2e-adm")
 
 
-TESTS = [("create", test_create), ("admission", test_admission), ("prereqs", test_prereqs), ("paused", test_paused),
+def test_delete_check(env):
+    """Opt-in deletion protection: with a delete.check.vmoperator.vmware.com/<component>
+    annotation (administrators only) the VM is not deleted from vCenter and an event says why;
+    a tenant can neither add nor remove one; once removed, the delete completes."""
+    tk = os.path.join(env.dir, "tenant-kubeconfig")
+    key = "delete.check.vmoperator.vmware.com/backup"
+    name = "e2e-hold"
+    env.apply([vm_obj(name)])
+    wait_running(env, name)
+    p = env.kubectl("--kubeconfig", tk, "annotate", "vm", name, "-n", NS, key + "=tenant",
+                    check=False)
+    check(p.returncode != 0 and key in p.stderr, "a tenant added a delete check: %r"
+          % p.stderr[-200:])
+    env.kubectl("annotate", "vm", name, "-n", NS, key + "=in-progress")
+    env.kubectl("--kubeconfig", tk, "delete", "vm", name, "-n", NS, "--wait=false")
+
+    def held():
+        out = json.loads(env.kubectl("get", "events", "-n", NS, "--field-selector",
+                                     "involvedObject.name=%s" % name, "-o", "json").stdout)
+        return [e for e in out.get("items") or []
+                if e.get("reason") == "DeleteHeld" and key in (e.get("message") or "")]
+    wait_for(held, "a DeleteHeld event naming %s" % key)
+    check("%s/%s" % (NS, name) in count_by_namespaced_name(env),
+          "the VM was deleted from vCenter while a delete check was present")
+    check((env.get("vm", name) or {}).get("metadata", {}).get("deletionTimestamp"),
+          "the resource is gone while its delete is held")
+    p = env.kubectl("--kubeconfig", tk, "annotate", "vm", name, "-n", NS, key + "-",
+                    check=False)
+    check(p.returncode != 0, "a tenant removed the delete check")
+    env.kubectl("annotate", "vm", name, "-n", NS, key + "-")
+    wait_for(lambda: env.get("vm", name) is None, "%s deleted once the check is removed" % name)
+    check("%s/%s" % (NS, name) not in count_by_namespaced_name(env),
+          "the VM is still in vCenter after the delete")
+
+
+TESTS = [("create", test_create), ("admission", test_admission),
+         ("deletecheck", test_delete_check), ("prereqs", test_prereqs), ("paused", test_paused),
          ("power", test_power), ("storage", test_storage_policy),
          ("delete", test_delete), ("restart", test_restart)]
 
