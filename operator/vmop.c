@@ -146,6 +146,16 @@ static void metrics_cb(void *ud, struct vbuf *out)
         vbuf_addf(out, "vmop_vmservice_reconcile_failures_total %lu\n", ss.failures);
         vbuf_addf(out, "vmop_vmservice_writes_total %lu\n", ss.writes);
     }
+    if (p->webhook) {
+        struct wh_server_stats ws;
+        wh_server_stats(p->webhook, &ws);
+        vbuf_addf(out, "vmop_webhook_requests_total %lu\n", ws.requests);
+        vbuf_addf(out, "vmop_webhook_http_errors_total %lu\n", ws.http_errors);
+        vbuf_addf(out, "vmop_webhook_timeouts_total %lu\n", ws.timeouts);
+        vbuf_addf(out, "vmop_webhook_cert_reloads_total %lu\n", ws.cert_reloads);
+        vbuf_addf(out, "vmop_webhook_cert_reload_failures_total %lu\n", ws.cert_reload_failures);
+        vbuf_addf(out, "vmop_webhook_connections %u\n", ws.active);
+    }
     vmop_err_clear(&err);
     if (metrics_type_plain(out, plain, &err) != VMOP_OK)
         vlog_err(VLOG_WARN, LOGGER, NULL, &err, "metrics not typed");

@@ -468,6 +468,14 @@ def test_admission(env):
                         "-p", json.dumps({"spec": {"imageName": "vmop-tiny-tmpl"}}), check=False)
         check(p.returncode != 0 and "spec.imageName" in p.stderr and "immutable" in p.stderr,
               "an imageName change was not refused: rc %d, %r" % (p.returncode, p.stderr[-300:]))
+        # the webhook counts what it answered
+        port = open(os.path.join(env.dir, "health.port")).read().strip()
+        text = subprocess.run(["curl", "-sf", "http://127.0.0.1:%s/metrics" % port],
+                              capture_output=True, text=True, timeout=30).stdout
+        reqs = [float(ln.split()[1]) for ln in text.splitlines()
+                if ln.startswith("vmop_webhook_requests_total ")]
+        check(reqs and reqs[0] >= 3, "vmop_webhook_requests_total %r" % reqs)
+        check("# TYPE vmop_webhook_requests_total counter" in text, "webhook metric not typed")
         # and a tenant's own instanceUUID on create (privileged-only)
         p = env.kubectl("--kubeconfig", tk, "create", "-f", "-", check=False, stdin=json.dumps(
             vm_obj("e2e-adm-iu", extra={"instanceUUID": "4c3b2a19-0817-4e6f-8d5c-4b3a29180716"})))
