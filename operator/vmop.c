@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "adm_convert.h"
 #include "adm_vm.h"
 #include "health.h"
 #include "image_controller.h"
@@ -319,6 +320,9 @@ int vmop_run(const struct vmop_config *cfg)
                 if (wh_server_add_admission(p.webhook, paths[i], adm_validate, &p.adm_vm, &err) !=
                     VMOP_OK)
                     goto fail;
+            if (wh_server_add_conversion(p.webhook, ADM_CONVERT_PATH, adm_convert, NULL, &err) !=
+                VMOP_OK)
+                goto fail;
         }
         vlog(VLOG_INFO, LOGGER, NULL, "webhook server on %s (port %d, certificate from %s)",
              cfg->webhook_addr, wh_server_port(p.webhook), cfg->webhook_cert_dir);

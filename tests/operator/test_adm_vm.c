@@ -1,12 +1,15 @@
-/* test_adm_vm.c: unit tests for operator/admission/adm_vm.c, the VirtualMachine mutating webhook:
+/* test_adm_vm.c: unit tests for operator/admission/: the VirtualMachine mutating webhook:
  * a create gets VM Operator's defaults as a JSON Patch (instanceUUID, biosUUID,
  * cloudInit.instanceID = biosUUID, the TrySoft modes, powerState), values the user set are kept,
  * nextRestartTime "now" becomes a timestamp on an update of a powered-on VM, and what is not a
- * create or update of the main resource (status, delete) or does not parse gets no patch. */
+ * create or update of the main resource (status, delete) or does not parse gets no patch; a
+ * tenant's own instanceUUID is refused and the operator's may; the validating webhook refuses an
+ * imageName change; the conversion handler takes a v1alpha1 VM to v1alpha5 and back. */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "adm_convert.h"
 #include "adm_vm.h"
 #include "check_main.h"
 
@@ -235,6 +238,34 @@ START_TEST(no_patch_outside_create_update)
 }
 END_TEST
 
+/* The conversion handler: a v1alpha1 VM (lower-camel power state) to v1alpha5 and back. */
+START_TEST(convert_v1alpha1)
+{
+    cJSON *a1 = cJSON_Parse("{\"apiVersion\":\"vmoperator.vmware.com/v1alpha1\","
+                            "\"kind\":\"VirtualMachine\",\"metadata\":{\"name\":\"old\"},"
+                            "\"spec\":{\"className\":\"small\",\"imageName\":\"ubuntu\","
+                            "\"powerState\":\"poweredOn\"}}");
+    cJSON *a5 = NULL, *back = NULL, *bad = NULL;
+    struct vmop_err err = {0};
+    const cJSON *ps;
+    ck_assert_ptr_nonnull(a1);
+    ck_assert_int_eq(adm_convert(NULL, a1, "vmoperator.vmware.com/v1alpha5", &a5, &err), VMOP_OK);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(a5, "apiVersion")->valuestring,
+                     "vmoperator.vmware.com/v1alpha5");
+    ps = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a5, "spec"),
+                                          "powerState");
+    ck_assert_str_eq(ps->valuestring, "PoweredOn");
+    ck_assert_int_eq(adm_convert(NULL, a5, "vmoperator.vmware.com/v1alpha1", &back, &err), VMOP_OK);
+    ck_assert(cJSON_Compare(back, a1, 1));
+    ck_assert_int_ne(adm_convert(NULL, a1, "vmoperator.vmware.com/v9", &bad, &err), VMOP_OK);
+    ck_assert_ptr_null(bad);
+    ck_assert_uint_gt(strlen(err.msg), 0);
+    cJSON_Delete(back);
+    cJSON_Delete(a5);
+    cJSON_Delete(a1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("adm_vm");
@@ -245,6 +276,7 @@ int main(void)
     tcase_add_test(tc, no_patch_outside_create_update);
     tcase_add_test(tc, tenant_instance_uuid_refused);
     tcase_add_test(tc, validate_immutable_image);
+    tcase_add_test(tc, convert_v1alpha1);
     suite_add_tcase(s, tc);
     return vmop_check_run(s);
 }
