@@ -13,6 +13,8 @@ tests/devenv (cluster admin, the tenant, vmop's ServiceAccount token).
   works       vmop, running in-cluster with that token, makes a VM Ready and its log has no
               Forbidden answer
   kustomize   `kubectl apply -k manifests --dry-run=server` is accepted by the real server
+  webhook     manifests/webhook (Component) in an overlay renders, names only paths vmop serves,
+              and all but cert-manager's kinds pass a server dry run
 Usage: e2e_rbac.py BUILD_DIR [TEST...]. Prints no token.
 """
 import json
@@ -171,8 +173,46 @@ def test_kustomize(env):
     check("(server dry run)" in p.stdout, "no server dry run in %r" % p.stdout[-200:])
 
 
+def test_webhook_component(env):
+    """manifests/webhook (a kustomize Component) in an administrator's overlay: it renders, every
+    path it registers is one vmop serves, the Deployment serves :9443 with the certificate
+    cert-manager writes, and the real server accepts all of it but cert-manager's own kinds
+    (server dry run; no cert-manager here)."""
+    import yaml
+    p = env.kubectl("kustomize", os.path.join(ROOT, "tests/e2e/webhook-overlay"), check=False)
+    check(p.returncode == 0, "kubectl kustomize webhook-overlay: %s" % p.stderr.strip()[-300:])
+    docs = [d for d in yaml.safe_load_all(p.stdout) if d]
+    by_kind = {}
+    for d in docs:
+        by_kind.setdefault(d["kind"], []).append(d)
+    served = open(os.path.join(ROOT, "operator/admission/adm_vm.h")).read()
+    for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+        check(len(by_kind.get(kind, [])) == 1, "%d %s" % (len(by_kind.get(kind, [])), kind))
+        cfg = by_kind[kind][0]
+        check(cfg["metadata"]["annotations"].get("cert-manager.io/inject-ca-from") ==
+              "vmop-system/vmop-webhook-cert", "%s: no CA injection" % kind)
+        for w in cfg["webhooks"]:
+            path = w["clientConfig"]["service"]["path"]
+            check('"%s"' % path in served.replace("\\\n    ", ""),
+                  "%s path %s is not one vmop serves" % (kind, path))
+            check(w["failurePolicy"] == "Fail" and w["sideEffects"] == "None",
+                  "%s: failurePolicy %r" % (w["name"], w["failurePolicy"]))
+    dep = by_kind["Deployment"][0]["spec"]["template"]["spec"]
+    args = dep["containers"][0]["args"]
+    check("--webhook-addr=:9443" in args, "Deployment args %r" % args)
+    secret = [v["secret"]["secretName"] for v in dep["volumes"] if "secret" in v]
+    cert = by_kind["Certificate"][0]["spec"]["secretName"]
+    check(secret == [cert], "Deployment mounts %r, cert-manager writes %r" % (secret, cert))
+    rest = [d for d in docs if not d["apiVersion"].startswith("cert-manager.io/")]
+    p = env.kubectl("apply", "--dry-run=server", "-f", "-", check=False,
+                    stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": rest}))
+    check(p.returncode == 0 and "(server dry run)" in p.stdout,
+          "server dry run of the webhook overlay: %s" % p.stderr.strip()[-400:])
+
+
 TESTS = [("rules", test_rules), ("tenant", test_tenant), ("operator", test_operator),
-         ("works", test_works), ("kustomize", test_kustomize)]
+         ("works", test_works), ("kustomize", test_kustomize),
+         ("webhook", test_webhook_component)]
 
 if __name__ == "__main__":
     sys.exit(e.run_main(TESTS))
