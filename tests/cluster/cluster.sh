@@ -112,6 +112,36 @@ wait_until() { # dir name description command...
     die "$name: $what not reached within ${WAIT_S}s (see $dir/$name.log)"
 }
 
+# Like wait_until, but returns 2 (instead of dying) when the process exited because its port was
+# taken meanwhile: free_port() only finds a port that was free a moment ago, and a test running
+# in parallel may bind it first. The caller picks a new port and starts again.
+wait_started() { # dir name description command...
+    local dir=$1 name=$2 what=$3 i
+    shift 3
+    for ((i = 0; i < WAIT_S * 10; i++)); do
+        "$@" >/dev/null 2>&1 && return 0
+        if ! kill -0 "$(cat "$dir/$name.pid")" 2>/dev/null; then
+            grep -q "address already in use" "$dir/$name.log" 2>/dev/null && return 2
+            tail -30 "$dir/$name.log" >&2
+            die "$name exited during start-up"
+        fi
+        sleep 0.1
+    done
+    tail -30 "$dir/$name.log" >&2
+    die "$name: $what not reached within ${WAIT_S}s (see $dir/$name.log)"
+}
+
+# A port taken meanwhile: a new one (once per start, at most 3 tries), else give up.
+port_taken() { # dir name portfile... ; uses/changes $tries
+    local dir=$1 name=$2 f
+    shift 2
+    tries=$((tries + 1))
+    [ "$tries" -lt 3 ] || die "$name: its port was taken $tries times (see $dir/$name.log)"
+    echo "cluster: $name's port was taken meanwhile; trying another" >&2
+    : >"$dir/$name.log"
+    for f in "$@"; do free_port >"$dir/$f"; done
+}
+
 stop_one() { # dir name
     local pidf="$1/$2.pid" pid i
     [ -f "$pidf" ] || return 0
@@ -167,45 +197,66 @@ subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,
     echo "$kport" >"$dir/controller-manager.port"
 
     echo "cluster: starting etcd, kube-apiserver, kube-controller-manager ($("$bin/kube-apiserver" --version 2>/dev/null))" >&2
-    start_bg "$dir" etcd "$bin/etcd" --name vmop-test --data-dir "$dir/etcd-data" \
-        --listen-client-urls "http://127.0.0.1:$eport" --advertise-client-urls "http://127.0.0.1:$eport" \
-        --listen-peer-urls "http://127.0.0.1:$epeer" --initial-advertise-peer-urls "http://127.0.0.1:$epeer" \
-        --initial-cluster "vmop-test=http://127.0.0.1:$epeer" --listen-metrics-urls "" \
-        --unsafe-no-fsync --log-level warn
-    wait_until "$dir" etcd "health" curl -sf --max-time 2 "http://127.0.0.1:$eport/health"
+    local tries=0 rc
+    while :; do
+        eport=$(cat "$dir/etcd.port") epeer=$(cat "$dir/etcd-peer.port")
+        start_bg "$dir" etcd "$bin/etcd" --name vmop-test --data-dir "$dir/etcd-data" \
+            --listen-client-urls "http://127.0.0.1:$eport" --advertise-client-urls "http://127.0.0.1:$eport" \
+            --listen-peer-urls "http://127.0.0.1:$epeer" --initial-advertise-peer-urls "http://127.0.0.1:$epeer" \
+            --initial-cluster "vmop-test=http://127.0.0.1:$epeer" --listen-metrics-urls "" \
+            --unsafe-no-fsync --log-level warn
+        rc=0
+        wait_started "$dir" etcd "health" curl -sf --max-time 2 "http://127.0.0.1:$eport/health" || rc=$?
+        [ "$rc" = 2 ] || break
+        port_taken "$dir" etcd etcd.port etcd-peer.port
+    done
 
-    # shellcheck disable=SC2086
-    start_bg "$dir" kube-apiserver "$bin/kube-apiserver" \
-        --etcd-servers "http://127.0.0.1:$eport" \
-        --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$aport" \
-        --endpoint-reconciler-type none \
-        --cert-dir "$dir/apiserver-certs" \
-        --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
-        --client-ca-file "$pki/ca.crt" --token-auth-file "$pki/tokens.csv" \
-        --service-account-issuer https://kubernetes.default.svc \
-        --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
-        --authorization-mode Node,RBAC \
-        --service-cluster-ip-range 10.96.0.0/16 \
-        --allow-privileged=true --profiling=false \
-        ${CLUSTER_APISERVER_ARGS:-}
-    wait_until "$dir" kube-apiserver "/readyz" admin_curl "$dir" /readyz
+    tries=0
+    while :; do
+        aport=$(cat "$dir/apiserver.port")
+        # shellcheck disable=SC2086
+        start_bg "$dir" kube-apiserver "$bin/kube-apiserver" \
+            --etcd-servers "http://127.0.0.1:$eport" \
+            --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$aport" \
+            --endpoint-reconciler-type none \
+            --cert-dir "$dir/apiserver-certs" \
+            --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+            --client-ca-file "$pki/ca.crt" --token-auth-file "$pki/tokens.csv" \
+            --service-account-issuer https://kubernetes.default.svc \
+            --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
+            --authorization-mode Node,RBAC \
+            --service-cluster-ip-range 10.96.0.0/16 \
+            --allow-privileged=true --profiling=false \
+            ${CLUSTER_APISERVER_ARGS:-}
+        rc=0
+        wait_started "$dir" kube-apiserver "/readyz" admin_curl "$dir" /readyz || rc=$?
+        [ "$rc" = 2 ] || break
+        port_taken "$dir" kube-apiserver apiserver.port
+    done
 
     write_kubeconfig "$dir/kubeconfig" "https://127.0.0.1:$aport" "$pki" admin vmop-test-admin
     write_kubeconfig "$dir/controller-manager.kubeconfig" "https://127.0.0.1:$aport" "$pki" \
         controller-manager system:kube-controller-manager
 
-    start_bg "$dir" kube-controller-manager "$bin/kube-controller-manager" \
-        --kubeconfig "$dir/controller-manager.kubeconfig" \
-        --authentication-kubeconfig "$dir/controller-manager.kubeconfig" \
-        --authorization-kubeconfig "$dir/controller-manager.kubeconfig" \
-        --bind-address 127.0.0.1 --secure-port "$kport" --cert-dir "$dir/controller-manager-certs" \
-        --authorization-always-allow-paths /healthz,/readyz,/livez,/metrics \
-        --leader-elect=false \
-        --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
-        --use-service-account-credentials=true \
-        --controllers "$KCM_CONTROLLERS"
-    wait_until "$dir" kube-controller-manager "/healthz" \
-        curl -skf --max-time 2 "https://127.0.0.1:$kport/healthz"
+    tries=0
+    while :; do
+        kport=$(cat "$dir/controller-manager.port")
+        start_bg "$dir" kube-controller-manager "$bin/kube-controller-manager" \
+            --kubeconfig "$dir/controller-manager.kubeconfig" \
+            --authentication-kubeconfig "$dir/controller-manager.kubeconfig" \
+            --authorization-kubeconfig "$dir/controller-manager.kubeconfig" \
+            --bind-address 127.0.0.1 --secure-port "$kport" --cert-dir "$dir/controller-manager-certs" \
+            --authorization-always-allow-paths /healthz,/readyz,/livez,/metrics \
+            --leader-elect=false \
+            --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
+            --use-service-account-credentials=true \
+            --controllers "$KCM_CONTROLLERS"
+        rc=0
+        wait_started "$dir" kube-controller-manager "/healthz" \
+            curl -skf --max-time 2 "https://127.0.0.1:$kport/healthz" || rc=$?
+        [ "$rc" = 2 ] || break
+        port_taken "$dir" kube-controller-manager controller-manager.port
+    done
     # The ServiceAccount admission plugin needs the namespace's `default` ServiceAccount, which the
     # serviceaccount controller creates: wait for it in `default` so that the first write succeeds.
     wait_until "$dir" kube-controller-manager "the default ServiceAccount" \
