@@ -276,12 +276,27 @@ static cJSON *volumes_pvc(struct cv *cv, const cJSON *vols)
     return out;
 }
 
-static void spec_down(struct cv *cv, cJSON *obj)
+/* The spec keys both shapes share, copied from in to out; the power state and the three modes
+ * mapped from one spelling (from_power, from_mode) to the other. */
+static void copy_shared(struct cv *cv, cJSON *out, const cJSON *in, const char *const *from_power,
+                        const char *const *to_power, const char *const *from_mode,
+                        const char *const *to_mode)
 {
     static const char *const same[] = {"imageName", "className", "storageClass",
                                        "minHardwareVersion", "nextRestartTime"};
+    for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+        copy_key(cv, out, in, same[i]);
+    copy_key(cv, out, in, "powerState");
+    cv_map_str(cv, out, "powerState", from_power, to_power, 3);
+    for (size_t i = 0; i < 3; i++) {
+        copy_key(cv, out, in, modes[i]);
+        cv_map_str(cv, out, modes[i], from_mode, to_mode, 3);
+    }
+}
+
+static void spec_down(struct cv *cv, cJSON *obj)
+{
     cJSON *in = cv_take(obj, "spec"), *out, *ann, *vols, *cap;
-    size_t i;
     int use_cm;
 
     if (!in)
@@ -290,14 +305,7 @@ static void spec_down(struct cv *cv, cJSON *obj)
         cv_put(cv, obj, "spec", in);
         return;
     }
-    for (i = 0; i < sizeof(same) / sizeof(same[0]); i++)
-        copy_key(cv, out, in, same[i]);
-    copy_key(cv, out, in, "powerState");
-    cv_map_str(cv, out, "powerState", power_hub, power_a1, 3);
-    for (i = 0; i < 3; i++) {
-        copy_key(cv, out, in, modes[i]);
-        cv_map_str(cv, out, modes[i], mode_hub, mode_a1, 3);
-    }
+    copy_shared(cv, out, in, power_hub, power_a1, mode_hub, mode_a1);
     ann = cv_at(obj, "metadata.annotations");
     use_cm = cv_get(ann, CM_ANNOTATION) != NULL;
     {
@@ -329,11 +337,8 @@ static void spec_down(struct cv *cv, cJSON *obj)
 
 static void spec_up(struct cv *cv, cJSON *obj)
 {
-    static const char *const same[] = {"imageName", "className", "storageClass",
-                                       "minHardwareVersion", "nextRestartTime"};
     cJSON *in = cv_take(obj, "spec"), *out, *rp;
     const cJSON *md;
-    size_t i;
 
     if (!in)
         return;
@@ -341,14 +346,7 @@ static void spec_up(struct cv *cv, cJSON *obj)
         cv_put(cv, obj, "spec", in);
         return;
     }
-    for (i = 0; i < sizeof(same) / sizeof(same[0]); i++)
-        copy_key(cv, out, in, same[i]);
-    copy_key(cv, out, in, "powerState");
-    cv_map_str(cv, out, "powerState", power_a1, power_hub, 3);
-    for (i = 0; i < 3; i++) {
-        copy_key(cv, out, in, modes[i]);
-        cv_map_str(cv, out, modes[i], mode_a1, mode_hub, 3);
-    }
+    copy_shared(cv, out, in, power_a1, power_hub, mode_a1, mode_hub);
     md = cv_get(in, "vmMetadata");
     cv_put(cv, out, "bootstrap", bootstrap_up(cv, md));
     if (cv_str(md, "configMapName") && *cv_str(md, "configMapName") &&
