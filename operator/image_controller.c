@@ -217,27 +217,9 @@ static vmop_rc sync_scope(struct imgc *c, const char *ns, const struct cat_item 
 static vmop_rc connect_endpoint(struct imgc *c, const char *name, struct api_endpoint **ret_ep,
                                 struct vc_conn **ret_conn, struct vmop_err *err)
 {
-    struct kube_obj *eo = kube_informer_get(vmc_informer(c->vmc, "vcenterendpoints"), name);
-    struct kube_obj *so = NULL;
-    struct api_endpoint *ep = NULL;
-    char key[600];
-    vmop_rc rc;
-    if (!eo)
-        return vmop_fail(err, VMOP_E_NOT_FOUND, "VCenterEndpoint '%s' not found", name);
-    rc = api_endpoint_parse(kube_obj_json(eo), &ep, err);
-    if (rc == VMOP_OK) {
-        snprintf(key, sizeof(key), "%s/%s", c->system_ns, ep->secret_name ? ep->secret_name : "");
-        so = kube_informer_get(vmc_informer(c->vmc, "secrets"), key);
-        rc = vcenters_get(c->vcs, ep, so ? kube_obj_json(so) : NULL, ret_conn, err);
-    }
-    kube_obj_unref(eo);
-    kube_obj_unref(so);
-    if (rc != VMOP_OK) {
-        api_endpoint_free(ep);
-        return rc;
-    }
-    *ret_ep = ep;
-    return VMOP_OK;
+    return vcenters_get_named(c->vcs, vmc_informer(c->vmc, "vcenterendpoints"),
+                              vmc_informer(c->vmc, "secrets"), c->system_ns, name, ret_ep, ret_conn,
+                              err);
 }
 
 /* ---- admin object status ----------------------------------------------------------------------

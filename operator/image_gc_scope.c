@@ -113,29 +113,13 @@ void igcs_free(struct igcs *g)
 static vmop_rc connect_endpoint(struct igcs *g, const char *name, struct vc_conn **ret_conn,
                                 struct vmop_err *err)
 {
-    struct kube_obj *eo = kube_informer_get(vmc_informer(g->vmc, "vcenterendpoints"), name);
-    struct kube_obj *so = NULL;
-    struct api_endpoint *ep = NULL;
-    char key[600];
-    vmop_rc rc;
-    if (!eo)
-        return vmop_fail(err, VMOP_E_NOT_FOUND, "VCenterEndpoint '%s' not found", name);
-    rc = api_endpoint_parse(kube_obj_json(eo), &ep, err);
-    if (rc == VMOP_OK) {
-        snprintf(key, sizeof(key), "%s/%s", g->system_ns, ep->secret_name ? ep->secret_name : "");
-        so = kube_informer_get(vmc_informer(g->vmc, "secrets"), key);
-        rc = vcenters_get(g->vcs, ep, so ? kube_obj_json(so) : NULL, ret_conn, err);
+    vmop_rc rc = vcenters_get_named(g->vcs, vmc_informer(g->vmc, "vcenterendpoints"),
+                                    vmc_informer(g->vmc, "secrets"), g->system_ns, name, NULL,
+                                    ret_conn, err);
+    if (rc == VMOP_OK && (rc = vim_login(vc_conn_client(*ret_conn), err)) != VMOP_OK) {
+        vc_conn_put(*ret_conn);
+        *ret_conn = NULL;
     }
-    if (rc == VMOP_OK) {
-        rc = vim_login(vc_conn_client(*ret_conn), err);
-        if (rc != VMOP_OK) {
-            vc_conn_put(*ret_conn);
-            *ret_conn = NULL;
-        }
-    }
-    kube_obj_unref(eo);
-    kube_obj_unref(so);
-    api_endpoint_free(ep);
     return rc;
 }
 

@@ -318,3 +318,30 @@ void vcenters_stats(struct vcenters *v, struct vim_stats *ret, uint64_t *ret_cli
     pthread_mutex_unlock(&v->mu);
     *ret = acc;
 }
+
+vmop_rc vcenters_get_named(struct vcenters *v, struct kube_informer *endpoints,
+                           struct kube_informer *secrets, const char *system_ns, const char *name,
+                           struct api_endpoint **ret_ep, struct vc_conn **ret_conn,
+                           struct vmop_err *err)
+{
+    struct kube_obj *eo = kube_informer_get(endpoints, name), *so = NULL;
+    struct api_endpoint *ep = NULL;
+    char key[600];
+    vmop_rc rc;
+    if (!eo)
+        return vmop_fail(err, VMOP_E_NOT_FOUND, "VCenterEndpoint '%s' not found", name);
+    rc = api_endpoint_parse(kube_obj_json(eo), &ep, err);
+    if (rc == VMOP_OK) {
+        snprintf(key, sizeof(key), "%s/%s", system_ns, ep->secret_name ? ep->secret_name : "");
+        so = kube_informer_get(secrets, key);
+        rc = vcenters_get(v, ep, so ? kube_obj_json(so) : NULL, ret_conn, err);
+    }
+    kube_obj_unref(eo);
+    kube_obj_unref(so);
+    if (rc == VMOP_OK && ret_ep) {
+        *ret_ep = ep;
+        return VMOP_OK;
+    }
+    api_endpoint_free(ep);
+    return rc;
+}

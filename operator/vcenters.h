@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "api_admin.h"
+#include "kube_informer.h"
 #include "vimclient.h"
 #include "vmsync.h"
 #include "vmop_err.h"
@@ -39,6 +40,15 @@ void vcenters_free(struct vcenters *v); /* NULL-safe; no connection may be in us
  * *ret: a reference, release with vc_conn_put(). */
 vmop_rc vcenters_get(struct vcenters *v, const struct api_endpoint *ep, const cJSON *secret,
                      struct vc_conn **ret, struct vmop_err *err);
+
+/* The client for the VCenterEndpoint named name, read from the informer caches: the endpoint
+ * from endpoints, its credentials Secret (system_ns/<secret>) from secrets, then vcenters_get().
+ * VMOP_E_NOT_FOUND when the endpoint is not cached. *ret_ep (may be NULL: not wanted) receives
+ * the parsed endpoint on VMOP_OK (api_endpoint_free() it); *ret_conn as vcenters_get(). */
+vmop_rc vcenters_get_named(struct vcenters *v, struct kube_informer *endpoints,
+                           struct kube_informer *secrets, const char *system_ns, const char *name,
+                           struct api_endpoint **ret_ep, struct vc_conn **ret_conn,
+                           struct vmop_err *err);
 /* Drops the cached client of an endpoint (deleted endpoint, or after VMOP_E_AUTH so the next
  * lookup logs in afresh). */
 void vcenters_forget(struct vcenters *v, const char *endpoint);
