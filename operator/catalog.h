@@ -2,9 +2,9 @@
  * the plan that brings the existing image objects in line with them.
  *
  * Owns: image naming, the full VirtualMachineImage / ClusterVirtualMachineImage object (cJSON,
- * v1alpha5, the shape manifests/crd/vmoperator.vmware.com_*virtualmachineimages.yaml accepts), and
- * the diff desired vs existing. No I/O: catalog_vc.h reads vCenter, the controller writes
- * Kubernetes.
+ * v1alpha6 (the storage version), the shape
+ * manifests/crd/vmoperator.vmware.com_*virtualmachineimages.yaml accepts), and the diff desired vs
+ * existing. No I/O: catalog_vc.h reads vCenter, the controller writes Kubernetes.
  *
  * Naming (VM Operator's pkg/util.VMIName): "vmi-" + the first 17 hex digits of
  * SHA-1(item id with every '-' removed), e.g. item "e1e8d3a4-..." -> "vmi-0a0044d7c690bcbea". The
@@ -33,7 +33,7 @@
 #include "ovf.h"
 #include "vmop_err.h"
 
-#define CAT_API_VERSION       "vmoperator.vmware.com/v1alpha5"
+#define CAT_API_VERSION       "vmoperator.vmware.com/v1alpha6"
 #define CAT_PROVIDER_API      "imageregistry.vmware.com/v1alpha2"
 #define CAT_KIND_ITEM         "ContentLibraryItem"
 #define CAT_KIND_CLUSTER_ITEM "ClusterContentLibraryItem"

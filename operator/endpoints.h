@@ -36,7 +36,7 @@
 /* On the Endpoints: vmop writes the EndpointSlice itself, so kube-controller-manager's
  * EndpointSlice mirroring controller must not add a second slice mirrored from the Endpoints. */
 #define EP_LABEL_SKIP_MIRROR "endpointslice.kubernetes.io/skip-mirror"
-#define EP_VMSVC_API         "vmoperator.vmware.com/v1alpha5"
+#define EP_VMSVC_API         "vmoperator.vmware.com/v1alpha6"
 #define EP_VMSVC_KIND        "VirtualMachineService"
 
 enum ep_vm_class {

@@ -30,7 +30,7 @@
 
 #define ST_REASON_PAUSED "VirtualMachineReconcilePaused"
 #define ST_MSG_PAUSED    "Virtual Machine reconcile has been paused by DevOps"
-#define ST_API_VERSION   "vmoperator.vmware.com/v1alpha5"
+#define ST_API_VERSION   "vmoperator.vmware.com/v1alpha6"
 #define ST_CLASS_KIND    "VirtualMachineClass"
 
 /* fail_step of an ownership conflict (= vmsync.h VS_STEP_OWNERSHIP) */

@@ -30,13 +30,13 @@
 #include "vcfeed.h"
 #include "vmsync.h"
 
-const struct kube_resource vmc_res_vms = {"vmoperator.vmware.com", "v1alpha5", "virtualmachines",
+const struct kube_resource vmc_res_vms = {"vmoperator.vmware.com", "v1alpha6", "virtualmachines",
                                           1};
-const struct kube_resource vmc_res_classes = {"vmoperator.vmware.com", "v1alpha5",
+const struct kube_resource vmc_res_classes = {"vmoperator.vmware.com", "v1alpha6",
                                               "virtualmachineclasses", 1};
-const struct kube_resource vmc_res_images = {"vmoperator.vmware.com", "v1alpha5",
+const struct kube_resource vmc_res_images = {"vmoperator.vmware.com", "v1alpha6",
                                              "virtualmachineimages", 1};
-const struct kube_resource vmc_res_cimages = {"vmoperator.vmware.com", "v1alpha5",
+const struct kube_resource vmc_res_cimages = {"vmoperator.vmware.com", "v1alpha6",
                                               "clustervirtualmachineimages", 0};
 const struct kube_resource vmc_res_storageclasses = {"storage.k8s.io", "v1", "storageclasses", 0};
 const struct kube_resource vmc_res_bindings = {"infra.vmop.io", "v1alpha1", "namespacebindings", 1};
@@ -991,7 +991,7 @@ static cJSON *involved_of(const cJSON *vm)
         cJSON_Delete(m);
         return NULL;
     }
-    cJSON_AddStringToObject(o, "apiVersion", "vmoperator.vmware.com/v1alpha5");
+    cJSON_AddStringToObject(o, "apiVersion", "vmoperator.vmware.com/v1alpha6");
     cJSON_AddStringToObject(o, "kind", "VirtualMachine");
     static const char *keys[] = {"name", "namespace", "uid", "resourceVersion"};
     for (size_t i = 0; i < 4; i++)

@@ -15,9 +15,9 @@
 #define SYNC_TIMEOUT_MS 30000
 #define INDEX_NS        "namespace"
 
-const struct kube_resource vmsvc_res_vmservices = {"vmoperator.vmware.com", "v1alpha5",
+const struct kube_resource vmsvc_res_vmservices = {"vmoperator.vmware.com", "v1alpha6",
                                                    "virtualmachineservices", 1};
-const struct kube_resource vmsvc_res_vms = {"vmoperator.vmware.com", "v1alpha5", "virtualmachines",
+const struct kube_resource vmsvc_res_vms = {"vmoperator.vmware.com", "v1alpha6", "virtualmachines",
                                             1};
 const struct kube_resource vmsvc_res_services = {"", "v1", "services", 1};
 const struct kube_resource vmsvc_res_endpoints = {"", "v1", "endpoints", 1};

@@ -6,6 +6,7 @@
 # Sources: ../../../shared/reference/vm-operator.md sections 1-7 (VM Operator v1alpha5 field sets,
 # printer columns, webhook rules) and kube-api.md 2.9 (structural schemas). CEL rules stay inside the
 # subset the project's test API server implements (see docs/api-compat.md), plus quantity().compareTo().
+import copy
 import os
 import sys
 
@@ -14,7 +15,13 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 VMOP_GROUP = "vmoperator.vmware.com"
-VMOP_VERSION = "v1alpha5"
+VMOP_VERSIONS = ["v1alpha1", "v1alpha2", "v1alpha3", "v1alpha4", "v1alpha5", "v1alpha6"]
+# The storage version and conversion hub (api/api_convert.h says why v1alpha6).
+VMOP_STORAGE = "v1alpha6"
+# Every served version is converted by vmop's conversion webhook (operator/admission/adm_convert.c)
+# at this Service (manifests/webhook/service.yaml); cert-manager's CA injector writes its caBundle.
+WEBHOOK_SERVICE = {"namespace": "vmop-system", "name": "vmop-webhook", "path": "/convert", "port": 443}
+WEBHOOK_CA_FROM = "vmop-system/vmop-webhook-cert"
 INFRA_GROUP = "infra.vmop.io"
 INFRA_VERSION = "v1alpha1"
 
@@ -145,28 +152,111 @@ def root_schema(kind_desc, spec, status):
     return O(kind_desc, props)
 
 
+def ANY(desc=""):
+    """Any JSON value, kept as written (a field vmop converts but does not model)."""
+    return _d({"x-kubernetes-preserve-unknown-fields": True}, desc, {})
+
+
+def _at(schema, path):
+    """The schema node at a dotted path of property names ("spec.network"); "[]" enters items."""
+    node = schema
+    for part in path.split("."):
+        if part == "[]":
+            node = node["items"]
+        else:
+            node = node["properties"][part]
+    return node
+
+
+# What v1alpha6 adds to the v1alpha5 schema, per kind, as api/api_convert_vm.c and
+# api_convert_misc.c drop them going down (path of the parent object, field, schema).
+V6_ADDITIONS = {
+    "VirtualMachine": [
+        ("spec", "volumeAttributesClassName", lambda: S("A VolumeAttributesClass for the VM's disks.")),
+        ("spec.bootstrap", "disabled", lambda: B("No bootstrap at all.")),
+        ("spec.network", "vlans", lambda: A("VLAN interfaces.", FREE())),
+        ("spec.network.interfaces.[]", "type", lambda: S("Adapter type.")),
+        ("spec.network.interfaces.[]", "vnumaNodeID", lambda: I("vNUMA node of the adapter.")),
+        ("spec.network.interfaces.[]", "vmxnet3", lambda: FREE("vmxnet3 adapter options.")),
+        ("spec.network.interfaces.[]", "advancedProperties", lambda: ANY("Adapter advanced properties.")),
+        ("spec.network.interfaces.[]", "ipamModes", lambda: SL("IPAM modes.")),
+        ("spec.advanced", "preferHtEnabled", lambda: B()),
+        ("spec.advanced", "hugePages1GEnabled", lambda: B()),
+        ("spec.advanced", "timeTrackerLowLatencyEnabled", lambda: B()),
+        ("spec.advanced", "cpuAffinityExclusiveNoStatsEnabled", lambda: B()),
+        ("spec.advanced", "vmxSwapEnabled", lambda: B()),
+        ("spec.advanced", "pnumaNodeAffinity", lambda: ANY()),
+        ("spec.advanced", "extraConfig", lambda: ANY("Extra configuration keys.")),
+        ("spec", "resources", lambda: FREE("Per-VM resource overrides.")),
+        ("spec", "cpuAdvanced", lambda: FREE("Advanced CPU settings.")),
+        ("spec", "memoryAdvanced", lambda: FREE("Advanced memory settings.")),
+        ("status", "extraConfig", lambda: ANY()),
+        ("status", "disks", lambda: A("", FREE())),
+    ],
+    "VirtualMachineService": [
+        ("spec", "ipFamilies", lambda: SL("IP families.")),
+        ("spec", "ipFamilyPolicy", lambda: S("IP family policy.")),
+    ],
+}
+
+
+def v6_schema(kind, schema):
+    out = copy.deepcopy(schema)
+    for parent, field, make in V6_ADDITIONS.get(kind, []):
+        props = _at(out, parent).setdefault("properties", {})
+        props.setdefault(field, make())
+    return out
+
+
+def older_schema(kind_desc):
+    """v1alpha1 .. v1alpha4: their shapes differ from the hub's (renamed and moved fields), so the
+    schema keeps spec and status as written; the conversion webhook turns them into v1alpha6, where
+    the validating webhook checks them (docs/api-compat.md)."""
+    return root_schema(kind_desc, FREE("As the version defines it; converted to v1alpha6."),
+                       FREE("As the version defines it; converted from v1alpha6."))
+
+
 def crd(group, version, kind, plural, scope, short, schema, columns=None, categories=None):
-    ver = {
-        "name": version,
-        "served": True,
-        "storage": True,
-        "schema": {"openAPIV3Schema": schema},
-        "subresources": {"status": {}},
-    }
-    if columns:
-        ver["additionalPrinterColumns"] = columns
+    versions = []
+    if group == VMOP_GROUP:
+        for v in VMOP_VERSIONS:
+            if v == VMOP_STORAGE:
+                sch = v6_schema(kind, schema)
+            elif v == "v1alpha5":
+                sch = schema
+            else:
+                sch = older_schema(schema.get("description", ""))
+            ver = {"name": v, "served": True, "storage": v == VMOP_STORAGE, "schema": {"openAPIV3Schema": sch},
+                   "subresources": {"status": {}}}
+            if v == "v1alpha1":
+                ver["deprecated"] = True
+                ver["deprecationWarning"] = (f"{VMOP_GROUP}/v1alpha1 {kind} is deprecated; "
+                                             f"use {VMOP_GROUP}/{VMOP_STORAGE}")
+            cols = columns
+            if columns and v == "v1alpha1" and kind == "VirtualMachine":
+                cols = [dict(c, jsonPath=".status.vmIp") if c["name"] == "Primary-IP4" else c for c in columns]
+            if cols:
+                ver["additionalPrinterColumns"] = cols
+            versions.append(ver)
+    else:
+        ver = {"name": version, "served": True, "storage": True, "schema": {"openAPIV3Schema": schema},
+               "subresources": {"status": {}}}
+        if columns:
+            ver["additionalPrinterColumns"] = columns
+        versions.append(ver)
     names = {"kind": kind, "listKind": kind + "List", "plural": plural, "singular": kind.lower()}
     if short:
         names["shortNames"] = short
     if categories:
         names["categories"] = categories
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{group}",
-                     "labels": {"app.kubernetes.io/part-of": "vmop"}},
-        "spec": {"group": group, "names": names, "scope": scope, "versions": [ver]},
-    }
+    meta = {"name": f"{plural}.{group}", "labels": {"app.kubernetes.io/part-of": "vmop"}}
+    spec = {"group": group, "names": names, "scope": scope, "versions": versions}
+    if group == VMOP_GROUP:
+        meta["annotations"] = {"cert-manager.io/inject-ca-from": WEBHOOK_CA_FROM}
+        spec["conversion"] = {"strategy": "Webhook", "webhook": {
+            "conversionReviewVersions": ["v1"], "clientConfig": {"service": dict(WEBHOOK_SERVICE)}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": meta, "spec": spec}
 
 
 def col(name, path, type_="string", priority=0, desc=None):
@@ -766,26 +856,26 @@ def all_crds():
     ready = col("Ready", '.status.conditions[?(@.type=="Ready")].status')
     return {
         "vmoperator.vmware.com_virtualmachines.yaml": crd(
-            VMOP_GROUP, VMOP_VERSION, "VirtualMachine", "virtualmachines", "Namespaced", ["vm"], vm_schema(),
+            VMOP_GROUP, None, "VirtualMachine", "virtualmachines", "Namespaced", ["vm"], vm_schema(),
             [col("Power-State", ".status.powerState"), col("Class", ".spec.className", priority=1),
              col("Image", ".spec.image.name", priority=1), col("Primary-IP4", ".status.network.primaryIP4", priority=1),
              AGE], categories=["vmoperator"]),
         "vmoperator.vmware.com_virtualmachineclasses.yaml": crd(
-            VMOP_GROUP, VMOP_VERSION, "VirtualMachineClass", "virtualmachineclasses", "Namespaced", ["vmclass"],
+            VMOP_GROUP, None, "VirtualMachineClass", "virtualmachineclasses", "Namespaced", ["vmclass"],
             class_schema(), [col("CPU", ".spec.hardware.cpus", "integer"), col("Memory", ".spec.hardware.memory"),
                              col("Capabilities", ".status.capabilities", priority=1)], categories=["vmoperator"]),
         "vmoperator.vmware.com_virtualmachineimages.yaml": crd(
-            VMOP_GROUP, VMOP_VERSION, "VirtualMachineImage", "virtualmachineimages", "Namespaced",
+            VMOP_GROUP, None, "VirtualMachineImage", "virtualmachineimages", "Namespaced",
             ["vmi", "vmimage"], image_schema(False), image_columns(False), categories=["vmoperator"]),
         "vmoperator.vmware.com_clustervirtualmachineimages.yaml": crd(
-            VMOP_GROUP, VMOP_VERSION, "ClusterVirtualMachineImage", "clustervirtualmachineimages", "Cluster",
+            VMOP_GROUP, None, "ClusterVirtualMachineImage", "clustervirtualmachineimages", "Cluster",
             ["cvmi", "cvmimage", "clustervmi", "clustervmimage"], image_schema(True), image_columns(True),
             categories=["vmoperator"]),
         "vmoperator.vmware.com_virtualmachineservices.yaml": crd(
-            VMOP_GROUP, VMOP_VERSION, "VirtualMachineService", "virtualmachineservices", "Namespaced",
+            VMOP_GROUP, None, "VirtualMachineService", "virtualmachineservices", "Namespaced",
             ["vmservice"], service_schema(), [col("Type", ".spec.type"), AGE], categories=["vmoperator"]),
         "vmoperator.vmware.com_virtualmachinesetresourcepolicies.yaml": crd(
-            VMOP_GROUP, VMOP_VERSION, "VirtualMachineSetResourcePolicy", "virtualmachinesetresourcepolicies",
+            VMOP_GROUP, None, "VirtualMachineSetResourcePolicy", "virtualmachinesetresourcepolicies",
             "Namespaced", None, respolicy_schema(), None, categories=["vmoperator"]),
         "infra.vmop.io_vcenterendpoints.yaml": crd(
             INFRA_GROUP, INFRA_VERSION, "VCenterEndpoint", "vcenterendpoints", "Cluster", ["vcep"],
@@ -800,7 +890,8 @@ def all_crds():
 
 
 class _Dumper(yaml.SafeDumper):
-    pass
+    def ignore_aliases(self, data):  # every version's schema written out in full, no YAML anchors
+        return True
 
 
 def _str_rep(dumper, data):

@@ -23,9 +23,16 @@ cluster_start "$TMP/cluster" "$TMP" || fail "the cluster did not start (see $TMP
 k() { "$KUBECTL" --request-timeout=20s "$@"; }
 
 # 1. CRDs: accepted without warnings, then Established (names accepted, schema and CEL compiled)
-k apply -f "$ROOT/manifests/crd/" >"$TMP/crd.out" 2>&1 || fail "CRDs did not apply: $(cat "$TMP/crd.out")"
+k apply -k "$ROOT/manifests/crd" >"$TMP/crd.out" 2>&1 || fail "CRDs did not apply: $(cat "$TMP/crd.out")"
 ! grep -qi warning "$TMP/crd.out" || fail "CRDs applied with warnings: $(cat "$TMP/crd.out")"
-k wait --for=condition=Established --timeout=60s -f "$ROOT/manifests/crd/" >/dev/null ||
+# No vmop (and so no conversion webhook) runs here: the CRDs' conversion becomes None, under which
+# the API server stores a v1alpha5 manifest as v1alpha6 by changing only its apiVersion (v1alpha6
+# only adds fields). The schemas and CEL rules this test exercises are the v1alpha5 ones.
+for c in $(k get crd -o name | grep vmoperator.vmware.com); do
+    k patch "$c" --type=merge -p '{"spec":{"conversion":{"strategy":"None","webhook":null}}}' >/dev/null ||
+        fail "$c: conversion not patched"
+done
+k wait --for=condition=Established --timeout=60s crd --all >/dev/null ||
     fail "CRDs not Established: $(k get crd -o jsonpath='{range .items[*]}{.metadata.name}: {.status.conditions}{"\n"}{end}')"
 i=0
 until k get virtualmachines -A >/dev/null 2>&1 && k get namespacebindings -A >/dev/null 2>&1; do

@@ -57,7 +57,7 @@ for n in 1 2 3 4; do
     tcpSocket:
       port: 22"
     cat >"$TMP/vm$n.yaml" <<YAML
-apiVersion: vmoperator.vmware.com/v1alpha5
+apiVersion: vmoperator.vmware.com/v1alpha6
 kind: VirtualMachine
 metadata:
   name: vm-$n
@@ -79,7 +79,7 @@ ready_cond() {
 ready_cond False NotReady 1
 
 cat >"$TMP/svc.yaml" <<'YAML'
-apiVersion: vmoperator.vmware.com/v1alpha5
+apiVersion: vmoperator.vmware.com/v1alpha6
 kind: VirtualMachineService
 metadata:
   name: web

@@ -66,13 +66,13 @@ static cJSON *load_schema(const char *crd_file, const cJSON **ret_schema)
     free(text);
     cJSON_ArrayForEach(v, cJSON_GetObjectItem(cJSON_GetObjectItem(root, "spec"), "versions"))
     {
-        if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(v, "name")), "v1alpha5")) {
+        if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(v, "name")), "v1alpha6")) {
             *ret_schema = cJSON_GetObjectItem(cJSON_GetObjectItem(v, "schema"), "openAPIV3Schema");
             ck_assert_ptr_nonnull(*ret_schema);
             return root;
         }
     }
-    ck_abort_msg("%s has no v1alpha5", crd_file);
+    ck_abort_msg("%s has no v1alpha6", crd_file);
     return NULL;
 }
 
@@ -269,7 +269,7 @@ START_TEST(ovf_image_shape)
     const cJSON *st = status_of(obj), *e;
     const cJSON *labels = cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "metadata"), "labels");
 
-    ck_assert_str_eq(sget(obj, "apiVersion", NULL, NULL), "vmoperator.vmware.com/v1alpha5");
+    ck_assert_str_eq(sget(obj, "apiVersion", NULL, NULL), "vmoperator.vmware.com/v1alpha6");
     ck_assert_str_eq(sget(obj, "kind", NULL, NULL), "VirtualMachineImage");
     ck_assert_str_eq(sget(obj, "metadata", "name", NULL), "vmi-1c311269e8dbd8ecf");
     ck_assert_str_eq(sget(obj, "metadata", "namespace", NULL), "tenant-a");

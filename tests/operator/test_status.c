@@ -93,7 +93,7 @@ START_TEST(synced_with_ip)
     const cJSON *cls = cJSON_GetObjectItem(st, "class");
     ck_assert_str_eq(cstr(cls, "kind"), "VirtualMachineClass");
     ck_assert_str_eq(cstr(cls, "name"), "best-effort-small");
-    ck_assert_str_eq(cstr(cls, "apiVersion"), "vmoperator.vmware.com/v1alpha5");
+    ck_assert_str_eq(cstr(cls, "apiVersion"), "vmoperator.vmware.com/v1alpha6");
     ck_assert_str_eq(cstr(cond_of(st, "VirtualMachineCreated"), "status"), "True");
     ck_assert_str_eq(cstr(cond_of(st, "VirtualMachineCreated"), "reason"), "True");
     ck_assert_str_eq(cstr(cond_of(st, "VirtualMachinePowerStateSynced"), "reason"), "Synced");

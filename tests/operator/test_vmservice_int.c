@@ -69,7 +69,7 @@ static void make_vm(const char *name, const char *ip, int probe)
 {
     char buf[1024];
     snprintf(buf, sizeof(buf),
-             "{\"apiVersion\":\"vmoperator.vmware.com/v1alpha5\",\"kind\":\"VirtualMachine\","
+             "{\"apiVersion\":\"vmoperator.vmware.com/v1alpha6\",\"kind\":\"VirtualMachine\","
              "\"metadata\":{\"name\":\"%s\",\"labels\":{\"app\":\"web\"}},\"spec\":{"
              "\"className\":\"small\",\"imageName\":\"vmi-0123456789abcdef0\","
              "\"powerState\":\"PoweredOn\"%s}}",
@@ -211,7 +211,7 @@ START_TEST(service_lifecycle)
     set_ready("vm-4", 0);
     create(
         &vmsvc_res_vmservices,
-        "{\"apiVersion\":\"vmoperator.vmware.com/v1alpha5\",\"kind\":"
+        "{\"apiVersion\":\"vmoperator.vmware.com/v1alpha6\",\"kind\":"
         "\"VirtualMachineService\",\"metadata\":{\"name\":\"web\",\"labels\":{\"team\":"
         "\"a\"}},\"spec\":{\"type\":\"LoadBalancer\",\"selector\":{\"app\":\"web\"},"
         "\"ports\":[{\"name\":\"http\",\"protocol\":\"TCP\",\"port\":80,\"targetPort\":8080}]}}");
