@@ -477,6 +477,15 @@ static int check_bootstrap(const struct rs_inputs *in, struct rs_result *r, vmop
              nonempty(vm->domain_name) ? vm->domain_name : "");
     d->ssh_keys = jpath(ci, "sshAuthorizedKeys", NULL, NULL, NULL);
 
+    /* v1alpha1's vmMetadata.configMapName converts to rawCloudConfig plus this annotation (as VM
+     * Operator's conversion): the data is in a ConfigMap, which vmop does not read */
+    if (jpath(vm->obj, "metadata", "annotations", RS_V1A1_CONFIGMAP_ANNOTATION, NULL)) {
+        cond_add(r, COND_BOOTSTRAP_READY, 1, API_COND_FALSE, "NotSupported",
+                 "vmMetadata.configMapName (v1alpha1) is not supported by this operator: put the "
+                 "data in a Secret and name it in vmMetadata.secretName (or "
+                 "spec.bootstrap.cloudInit.rawCloudConfig)");
+        return 0;
+    }
     if (vm->has_raw_cloud_config) {
         const char *name = jstr(jpath(ci, "rawCloudConfig", "name", NULL, NULL));
         const char *key = jstr(jpath(ci, "rawCloudConfig", "key", NULL, NULL));
@@ -830,6 +839,25 @@ static void network_without_cloudinit(const struct rs_inputs *in, struct rs_note
     }
 }
 
+/* v1alpha6's additions that vmop does not act on: spec.<a>[.<b>] */
+static const struct {
+    const char *a, *b;
+} v6_only[] = {
+    {"volumeAttributesClassName", NULL},
+    {"resources", NULL},
+    {"cpuAdvanced", NULL},
+    {"memoryAdvanced", NULL},
+    {"bootstrap", "disabled"},
+    {"network", "vlans"},
+    {"advanced", "preferHtEnabled"},
+    {"advanced", "hugePages1GEnabled"},
+    {"advanced", "timeTrackerLowLatencyEnabled"},
+    {"advanced", "cpuAffinityExclusiveNoStatsEnabled"},
+    {"advanced", "vmxSwapEnabled"},
+    {"advanced", "pnumaNodeAffinity"},
+    {"advanced", "extraConfig"},
+};
+
 /* The VM's own fields: acted on (into desired) or named. */
 static void vm_fields(const struct rs_inputs *in, struct rs_result *r, struct rs_notes *n)
 {
@@ -867,6 +895,21 @@ static void vm_fields(const struct rs_inputs *in, struct rs_result *r, struct rs
     if (s && !strcmp(s, "Disabled"))
         NOTE(n, "spec.promoteDisksMode Disabled (vmop makes full clones: the disks have no "
                 "parent)");
+    /* what only v1alpha6 has (the storage version: written in v1alpha6 or kept through an older
+     * version's conversion-data annotation) */
+    for (i = 0; i < sizeof(v6_only) / sizeof(v6_only[0]); i++)
+        if (jpath(spec, v6_only[i].a, v6_only[i].b, NULL, NULL))
+            NOTE(n, "spec.%s%s%s (v1alpha6)", v6_only[i].a, v6_only[i].b ? "." : "",
+                 v6_only[i].b ? v6_only[i].b : "");
+    cJSON_ArrayForEach(it, jget(net, "interfaces"))
+    {
+        static const char *const v6_nic[] = {"type", "vnumaNodeID", "vmxnet3", "advancedProperties",
+                                             "ipamModes"};
+        for (size_t k = 0; k < sizeof(v6_nic) / sizeof(v6_nic[0]); k++)
+            if (jget(it, v6_nic[k]))
+                NOTE(n, "spec.network.interfaces[].%s (v1alpha6)", v6_nic[k]);
+    }
+    i = 0;
 
     /* acted on */
     if (nonempty(vm->guest_id))

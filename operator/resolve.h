@@ -66,6 +66,8 @@
 #define RS_REASON_CLOUDINIT_REQUIRED "CloudInitRequired"
 #define RS_ANNOT_LAST_RESIZED        "vmoperator.vmware.com/last-resized-vm-class"
 #define RS_ANNOT_SAME_CLASS_RESIZE   "vmoperator.vmware.com/same-vm-class-resize"
+/* set by the v1alpha1 conversion when vmMetadata names a ConfigMap (api/api_convert_vm_a1.c) */
+#define RS_V1A1_CONFIGMAP_ANNOTATION "vmoperator.vmware.com/v1a1-configmap-md-transport"
 
 #define RS_MAX_CONDS  12
 #define RS_REASON_MAX 64

@@ -207,6 +207,47 @@ START_TEST(unsupported_fields_are_named_and_do_not_block)
 }
 END_TEST
 
+/* v1alpha6's additions: stored (v1alpha6 is the storage version), not acted on, so named */
+START_TEST(v1alpha6_fields_are_named)
+{
+    struct fx f;
+    fx_init(&f);
+    set_spec(f.vm_j, "volumeAttributesClassName", "\"fast\"");
+    set_spec(f.vm_j, "cpuAdvanced", "{\"x\":1}");
+    set_spec(f.vm_j, "network",
+             "{\"vlans\":[{}],\"interfaces\":[{\"name\":\"eth0\",\"type\":\"E1000\"}]}");
+    fx_resolve(&f);
+    assert_fields(&f, API_COND_FALSE, RS_REASON_NOT_SUPPORTED);
+    assert_names(&f, "spec.volumeAttributesClassName (v1alpha6)");
+    assert_names(&f, "spec.cpuAdvanced (v1alpha6)");
+    assert_names(&f, "spec.network.vlans (v1alpha6)");
+    assert_names(&f, "spec.network.interfaces[].type (v1alpha6)");
+    fx_free(&f);
+}
+END_TEST
+
+/* v1alpha1's vmMetadata.configMapName: refused in a condition, never silently skipped */
+START_TEST(v1alpha1_configmap_metadata_is_refused)
+{
+    struct fx f;
+    const struct rs_cond *c = NULL;
+    fx_init(&f);
+    set_spec(f.vm_j, "bootstrap", "{\"cloudInit\":{\"rawCloudConfig\":{\"name\":\"md\"}}}");
+    cJSON_AddItemToObject(cJSON_GetObjectItem(f.vm_j, "metadata"), "annotations",
+                          cJSON_Parse("{\"" RS_V1A1_CONFIGMAP_ANNOTATION "\":\"\"}"));
+    fx_resolve(&f);
+    ck_assert_int_eq(f.r.ready, 0);
+    for (size_t i = 0; i < f.r.n_conds; i++)
+        if (!strcmp(f.r.conds[i].type, COND_BOOTSTRAP_READY))
+            c = &f.r.conds[i];
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(c->status, API_COND_FALSE);
+    ck_assert_str_eq(c->reason, RS_REASON_NOT_SUPPORTED);
+    ck_assert_ptr_nonnull(strstr(c->message, "vmMetadata.configMapName"));
+    fx_free(&f);
+}
+END_TEST
+
 START_TEST(class_devices_are_named)
 {
     struct fx f;
@@ -899,6 +940,8 @@ int main(void)
     tcase_add_test(tr, fields_all_acted_on);
     tcase_add_test(tr, unsupported_fields_are_named_and_do_not_block);
     tcase_add_test(tr, class_devices_are_named);
+    tcase_add_test(tr, v1alpha6_fields_are_named);
+    tcase_add_test(tr, v1alpha1_configmap_metadata_is_refused);
     tcase_add_test(tr, vm_fields_into_desired);
     tcase_add_test(tr, boot_order_and_durations_that_cannot_map);
     tcase_add_test(tr, class_config_spec_merged);
