@@ -74,6 +74,29 @@ static vmop_rc deny(struct wh_admission_response *resp, const struct api_ferrs *
     return rc == VMOP_OK ? VMOP_OK : vmop_fail(err, rc, "out of memory");
 }
 
+/* 1 (with the error in fe) when a create names an imageName that resolves to no image or to
+ * several, as VM Operator's mutating webhook refuses it. Only once both image caches have synced:
+ * until then nothing is refused (the controller reports VirtualMachineImageReady instead). */
+static int image_unknown(const struct adm_vm *a, const struct wh_admission_request *req,
+                         const struct api_vm *vm, vmop_rc image_rc, struct api_ferrs *fe)
+{
+    const char *name = vm->image_name;
+    if (req->op != WH_OP_CREATE || !name || !*name || (vm->image_ref && *vm->image_ref) ||
+        !a->images || !a->cimages || !kube_informer_has_synced(a->images) ||
+        !kube_informer_has_synced(a->cimages))
+        return 0;
+    if (image_rc == VMOP_E_NOT_FOUND)
+        api_ferr_add(fe, API_FERR_INVALID, "spec.imageName",
+                     "\"%.200s\": no VM image exists for \"%.200s\" in namespace or cluster scope",
+                     name, name);
+    else if (image_rc == VMOP_E_EXISTS)
+        api_ferr_add(fe, API_FERR_INVALID, "spec.imageName",
+                     "\"%.200s\": multiple VM images exist for \"%.200s\" in namespace and "
+                     "cluster scope",
+                     name, name);
+    return fe->n > 0;
+}
+
 vmop_rc adm_vm_mutate(void *ud, const struct wh_admission_request *req,
                       struct wh_admission_response *resp, struct vmop_err *err)
 {
@@ -85,7 +108,7 @@ vmop_rc adm_vm_mutate(void *ud, const struct wh_admission_request *req,
     struct api_admit_ctx ctx;
     struct api_ferrs fe = {0};
     unsigned changed = 0;
-    vmop_rc rc;
+    vmop_rc rc, image_rc = VMOP_OK;
 
     if ((req->op != WH_OP_CREATE && req->op != WH_OP_UPDATE) || !req->object ||
         (req->sub_resource && *req->sub_resource))
@@ -110,7 +133,11 @@ vmop_rc adm_vm_mutate(void *ud, const struct wh_admission_request *req,
     dctx.image_arg = (void *)a;
     dctx.default_network = b && b->default_network ? b->default_network : NULL;
     clock_gettime(CLOCK_REALTIME, &dctx.now);
-    rc = api_vm_default(vm, old, &dctx, &changed, NULL, err);
+    rc = api_vm_default(vm, old, &dctx, &changed, &image_rc, err);
+    if (rc == VMOP_OK && image_unknown(a, req, vm, image_rc, &fe)) {
+        rc = deny(resp, &fe, err);
+        goto out;
+    }
     if (rc == VMOP_OK && changed)
         rc = api_vm_to_json(vm, &mutated, err);
     if (rc == VMOP_OK && mutated)

@@ -127,6 +127,75 @@ class Proxy(threading.Thread):
         self.ls.close()
 
 
+def pump(a, b):
+    """Bytes both ways between two sockets until either side closes."""
+    try:
+        while True:
+            r, _, _ = select.select([a, b], [], [], 1.0)
+            for x in r:
+                d = x.recv(65536)
+                if not d:
+                    return
+                (b if x is a else a).sendall(d)
+    except OSError:
+        pass
+    finally:
+        a.close()
+        b.close()
+
+
+class WebhookService(threading.Thread):
+    """What the vmop-webhook Service is in a cluster: the address the API server calls for the
+    conversion and admission webhooks (127.0.0.1:DIR/webhook.port, where devenv's single vmop
+    listened) spread over every live replica's own webhook port. Webhooks are not leader-only:
+    while one replica is down the others answer, so requests in v1alpha5 keep converting."""
+
+    def __init__(self, env):
+        super().__init__(daemon=True)
+        self.replicas = []
+        self.ls = socket.socket()
+        self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        port = int(open(os.path.join(env.dir, "webhook.port")).read())
+        cl.wait_for(lambda: self.try_bind(port), "webhook port %d free" % port, timeout=10)
+        self.ls.listen(64)
+        self.turn = 0
+        self.start()
+
+    def try_bind(self, port):
+        try:
+            self.ls.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+    def run(self):
+        while True:
+            try:
+                c, _ = self.ls.accept()
+            except OSError:
+                return
+            live = [r for r in self.replicas if r.p.poll() is None]
+            self.turn += 1
+            u = None
+            for i in range(len(live)):
+                r = live[(self.turn + i) % len(live)]
+                try:
+                    u = socket.create_connection(("127.0.0.1", r.webhook), timeout=2)
+                    break
+                except OSError:
+                    continue
+            if u is None:
+                c.close()
+                continue
+            threading.Thread(target=pump, args=(c, u), daemon=True).start()
+
+    def close(self):
+        self.ls.close()
+
+
+SERVICE = None  # the WebhookService of the running test
+
+
 class Replica:
     def __init__(self, env, name):
         self.env, self.name = env, name
@@ -143,8 +212,11 @@ class Replica:
         args = open(os.path.join(env.dir, "operator.args")).read().split()
         i = args.index("--health-addr")
         args[i + 1] = "127.0.0.1:%d" % self.health
+        self.webhook = int(subprocess.check_output(
+            ["python3", "-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); "
+             "print(s.getsockname()[1])"]).decode())
         if "--webhook-addr" in args:  # each replica serves the webhooks on a port of its own
-            args[args.index("--webhook-addr") + 1] = "127.0.0.1:0"
+            args[args.index("--webhook-addr") + 1] = "127.0.0.1:%d" % self.webhook
         self.logpath = os.path.join(env.dir, "operator-%s.log" % name)
         self.logf = open(self.logpath, "ab")
         self.p = subprocess.Popen([os.path.join(BUILD, "operator/vmop"), "--kubeconfig",
@@ -152,6 +224,8 @@ class Replica:
                                   stdin=subprocess.DEVNULL, stdout=self.logf, stderr=self.logf,
                                   start_new_session=True)
         env.extra.append(self.p)
+        if SERVICE:
+            SERVICE.replicas.append(self)
 
     def lines(self):
         out = []
@@ -199,8 +273,7 @@ def create(env, names):
 
 
 def test_ha(env):
-    # the single-replica operator of devenv goes away; two electing replicas come instead
-    env.kill_operator()
+    # the single-replica operator of devenv went away (with_service); two electing replicas come
     a, b = Replica(env, "a"), Replica(env, "b")
     reps = [a, b]
     lead = wait_leader(reps)
@@ -296,7 +369,6 @@ def test_partition(env):
     (partition_closed), then black-holed (open, silent connections: a partition that drops
     packets). Each time it must stop acting within the renew deadline, before the other
     replica's lease takeover."""
-    env.kill_operator()
     a, b = Replica(env, "a"), Replica(env, "b")
     lead = wait_leader([a, b])
     create(env, ["pt-0"])
@@ -351,11 +423,25 @@ def test_partition(env):
     check(not problems, "; ".join(problems))
 
 
+def with_service(test):
+    """test(env) with devenv's vmop replaced by electing replicas behind a WebhookService."""
+    def run(env):
+        global SERVICE
+        env.kill_operator()
+        SERVICE = WebhookService(env)
+        try:
+            test(env)
+        finally:
+            SERVICE.close()
+            SERVICE = None
+    return run
+
+
 def main():
     if len(sys.argv) > 2 and sys.argv[2] == "partition":
-        return cl.run_tests([("partition", test_partition)], [],
+        return cl.run_tests([("partition", with_service(test_partition))], [],
                             lambda: cl.Env(BUILD, tag="ha-pt"))
-    return cl.run_tests([("ha", test_ha)], [], lambda: cl.Env(BUILD, tag="ha"))
+    return cl.run_tests([("ha", with_service(test_ha))], [], lambda: cl.Env(BUILD, tag="ha"))
 
 
 if __name__ == "__main__":

@@ -39,16 +39,15 @@ DEPLOY_IMAGE=$(python3 - "$ROOT/manifests" "$VERSION" <<'EOF'
 import glob, os, sys, yaml
 m, version = sys.argv[1], sys.argv[2]
 k = yaml.safe_load(open(os.path.join(m, "kustomization.yaml")))
-res = k.get("resources", [])
-want = sorted(os.path.relpath(p, m) for p in glob.glob(os.path.join(m, "crd", "*.yaml")) +
-              glob.glob(os.path.join(m, "rbac", "*.yaml"))) + ["deploy/operator.yaml"]
-missing = [w for w in want if w not in res]
-extra = [r for r in res if r not in want]
-if missing or extra:
-    sys.exit(f"kustomization.yaml: missing {missing}, unexpected {extra}")
-for r in res:
-    if not os.path.isfile(os.path.join(m, r)):
-        sys.exit(f"kustomization.yaml: {r} does not exist")
+if k.get("resources") != ["crd", "rbac", "deploy"] or k.get("components") != ["webhook", "cert-manager"]:
+    sys.exit(f"kustomization.yaml: resources {k.get('resources')}, components {k.get('components')}")
+# every file of crd/, rbac/ and deploy/ is listed by that directory's kustomization.yaml
+for d in ("crd", "rbac", "deploy"):
+    listed = yaml.safe_load(open(os.path.join(m, d, "kustomization.yaml"))).get("resources", [])
+    files = sorted(os.path.basename(p) for p in glob.glob(os.path.join(m, d, "*.yaml"))
+                   if not p.endswith("/kustomization.yaml"))
+    if sorted(listed) != files:
+        sys.exit(f"{d}/kustomization.yaml lists {sorted(listed)}, the directory has {files}")
 docs = [d for d in yaml.safe_load_all(open(os.path.join(m, "deploy", "operator.yaml"))) if d]
 kinds = {(d["kind"], d["metadata"]["name"]) for d in docs}
 for need in [("Namespace", "vmop-system"), ("ServiceAccount", "vmop"), ("Deployment", "vmop")]:
@@ -99,7 +98,9 @@ def load(p): return [d for d in yaml.safe_load_all(open(p)) if d]
 base = load(f"{tmp}/base.yaml")
 kinds = collections.Counter(d["kind"] for d in base)
 if kinds["CustomResourceDefinition"] != 8 or kinds["Deployment"] != 1 or kinds["Namespace"] != 1 \
-        or kinds["ServiceAccount"] != 1 or kinds["VirtualMachineClass"] or kinds["VirtualMachine"]:
+        or kinds["ServiceAccount"] != 1 or kinds["Service"] != 1 or kinds["Certificate"] != 1 \
+        or kinds["MutatingWebhookConfiguration"] != 1 or kinds["ValidatingWebhookConfiguration"] != 1 \
+        or kinds["VirtualMachineClass"] or kinds["VirtualMachine"]:
     sys.exit(f"base renders {dict(kinds)}")
 img = lambda docs: next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]["image"]
 if img(base) != image:

@@ -12,8 +12,8 @@ tests/devenv (cluster admin, the tenant, vmop's ServiceAccount token).
               writes, no namespaces, no RBAC, no VM creation)
   works       vmop, running in-cluster with that token, makes a VM Ready and its log has no
               Forbidden answer
-  kustomize   `kubectl apply -k manifests --dry-run=server` is accepted by the real server
-  webhook     manifests/webhook (Component) in an overlay renders, names only paths vmop serves,
+  kustomize   `kubectl apply -k manifests/no-cert-manager --dry-run=server` is accepted by the real server
+  webhook     the base's webhooks and CRD conversion render, name only paths vmop serves,
               and all but cert-manager's kinds pass a server dry run
 Usage: e2e_rbac.py BUILD_DIR [TEST...]. Prints no token.
 """
@@ -167,36 +167,59 @@ def test_works(env):
 
 
 def test_kustomize(env):
-    p = env.kubectl("apply", "-k", os.path.join(ROOT, "manifests"), "--dry-run=server", check=False)
-    check(p.returncode == 0, "kubectl apply -k manifests --dry-run=server: %s" %
+    """The base without cert-manager (no cert-manager here) is accepted by the real server."""
+    p = env.kubectl("apply", "-k", os.path.join(ROOT, "manifests/no-cert-manager"), "--dry-run=server",
+                    check=False)
+    check(p.returncode == 0, "kubectl apply -k manifests/no-cert-manager --dry-run=server: %s" %
           p.stderr.strip()[-400:])
     check("(server dry run)" in p.stdout, "no server dry run in %r" % p.stdout[-200:])
 
 
 def test_webhook_component(env):
-    """manifests/webhook (a kustomize Component) in an administrator's overlay: it renders, every
-    path it registers is one vmop serves, the Deployment serves :9443 with the certificate
-    cert-manager writes, and the real server accepts all of it but cert-manager's own kinds
-    (server dry run; no cert-manager here)."""
+    """The base's webhooks (Components webhook/ and cert-manager/): it renders, every path it
+    registers (admission and the CRDs' conversion) is one vmop serves, vmoperator kinds are
+    registered at the hub v1alpha6 with matchPolicy Equivalent, every CA comes from cert-manager's
+    injector, the CRDs serve v1alpha1..v1alpha6 with v1alpha6 the one storage version, the
+    Deployment serves :9443 with the certificate cert-manager writes, and the real server accepts
+    all of it but cert-manager's own kinds (server dry run; no cert-manager here)."""
     import yaml
-    p = env.kubectl("kustomize", os.path.join(ROOT, "tests/e2e/webhook-overlay"), check=False)
-    check(p.returncode == 0, "kubectl kustomize webhook-overlay: %s" % p.stderr.strip()[-300:])
+    p = env.kubectl("kustomize", os.path.join(ROOT, "manifests"), check=False)
+    check(p.returncode == 0, "kubectl kustomize manifests: %s" % p.stderr.strip()[-300:])
     docs = [d for d in yaml.safe_load_all(p.stdout) if d]
     by_kind = {}
     for d in docs:
         by_kind.setdefault(d["kind"], []).append(d)
-    served = open(os.path.join(ROOT, "operator/admission/adm_vm.h")).read()
+    served = (open(os.path.join(ROOT, "operator/admission/adm_vm.h")).read() +
+              open(os.path.join(ROOT, "operator/admission/adm_convert.h")).read()).replace("\\\n    ", "")
+    inject = "vmop-system/vmop-webhook-cert"
     for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
         check(len(by_kind.get(kind, [])) == 1, "%d %s" % (len(by_kind.get(kind, [])), kind))
         cfg = by_kind[kind][0]
-        check(cfg["metadata"]["annotations"].get("cert-manager.io/inject-ca-from") ==
-              "vmop-system/vmop-webhook-cert", "%s: no CA injection" % kind)
+        check(cfg["metadata"]["annotations"].get("cert-manager.io/inject-ca-from") == inject,
+              "%s: no CA injection" % kind)
         for w in cfg["webhooks"]:
             path = w["clientConfig"]["service"]["path"]
-            check('"%s"' % path in served.replace("\\\n    ", ""),
-                  "%s path %s is not one vmop serves" % (kind, path))
+            check('"%s"' % path in served, "%s path %s is not one vmop serves" % (kind, path))
             check(w["failurePolicy"] == "Fail" and w["sideEffects"] == "None",
                   "%s: failurePolicy %r" % (w["name"], w["failurePolicy"]))
+            for r in w["rules"]:
+                if "vmoperator.vmware.com" in r["apiGroups"]:
+                    check(r["apiVersions"] == ["v1alpha6"] and w.get("matchPolicy") == "Equivalent",
+                          "%s: %r, matchPolicy %r" % (w["name"], r["apiVersions"], w.get("matchPolicy")))
+    crds = [d for d in by_kind["CustomResourceDefinition"] if d["spec"]["group"] == "vmoperator.vmware.com"]
+    check(len(crds) == 6, "%d vmoperator CRDs" % len(crds))
+    for c in crds:
+        name = c["metadata"]["name"]
+        vers = [v["name"] for v in c["spec"]["versions"]]
+        check(vers == ["v1alpha%d" % i for i in range(1, 7)], "%s serves %r" % (name, vers))
+        check([v["name"] for v in c["spec"]["versions"] if v["storage"]] == ["v1alpha6"],
+              "%s: storage %r" % (name, [v["name"] for v in c["spec"]["versions"] if v["storage"]]))
+        conv = c["spec"].get("conversion", {})
+        svc = conv.get("webhook", {}).get("clientConfig", {}).get("service", {})
+        check(conv.get("strategy") == "Webhook" and svc.get("name") == "vmop-webhook" and
+              '"%s"' % svc.get("path") in served, "%s: conversion %r" % (name, conv))
+        check(c["metadata"].get("annotations", {}).get("cert-manager.io/inject-ca-from") == inject,
+              "%s: no CA injection" % name)
     dep = by_kind["Deployment"][0]["spec"]["template"]["spec"]
     args = dep["containers"][0]["args"]
     check("--webhook-addr=:9443" in args, "Deployment args %r" % args)
@@ -207,7 +230,7 @@ def test_webhook_component(env):
     p = env.kubectl("apply", "--dry-run=server", "-f", "-", check=False,
                     stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": rest}))
     check(p.returncode == 0 and "(server dry run)" in p.stdout,
-          "server dry run of the webhook overlay: %s" % p.stderr.strip()[-400:])
+          "server dry run of the base: %s" % p.stderr.strip()[-400:])
 
 
 TESTS = [("rules", test_rules), ("tenant", test_tenant), ("operator", test_operator),

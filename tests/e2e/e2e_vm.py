@@ -221,7 +221,7 @@ def test_create(env):
             check(c and c["status"] == "True", "%s: %s not True: %s" % (vm["metadata"]["name"], t, c))
         st = vm["status"]
         check(st["uniqueID"].startswith("vm-"), "uniqueID %r" % st.get("uniqueID"))
-        check(st["class"] == {"apiVersion": "vmoperator.vmware.com/v1alpha5",
+        check(st["class"] == {"apiVersion": "vmoperator.vmware.com/v1alpha6",
                               "kind": "VirtualMachineClass", "name": vm["spec"]["className"]},
               "status.class %r" % st.get("class"))
         check(st.get("hardwareVersion", 0) > 0, "hardwareVersion")
@@ -265,8 +265,16 @@ def test_prereqs(env):
     # the binding allows a StorageClass that does not exist yet
     env.kubectl("patch", "nsb", "vsphere", "-n", NS, "--type=merge", "-p",
                 json.dumps({"spec": {"storageClasses": ["wcp-default", "wcp-late"]}}))
+    # an imageName no image has is refused at admission (VM Operator's mutating webhook), with
+    # the field in the message; a VM naming its image object directly waits for it instead
+    p = env.kubectl("apply", "-f", "-", check=False,
+                    stdin=json.dumps(vm_obj("e2e-noimage", image="e2e-late-image")))
+    check(p.returncode != 0 and "spec.imageName" in p.stderr and "e2e-late-image" in p.stderr,
+          "an unknown imageName was not refused: rc %d, %r" % (p.returncode, p.stderr[-300:]))
+    noimage = vm_obj("e2e-noimage", image="vmi-e2elate0000000000")
+    noimage["spec"]["image"] = {"kind": "VirtualMachineImage", "name": "vmi-e2elate0000000000"}
     env.apply([vm_obj("e2e-noclass", cls="e2e-late-class"),
-               vm_obj("e2e-noimage", image="e2e-late-image"),
+               noimage,
                vm_obj("e2e-nosecret", secret="e2e-late-secret"),
                vm_obj("e2e-nosc", sc="wcp-late")])
     wait_cond(env, "e2e-noclass", "VirtualMachineClassReady", "False", "NotFound")
