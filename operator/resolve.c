@@ -1030,7 +1030,10 @@ vmop_rc rs_resolve(const struct rs_inputs *in, struct rs_result *ret, struct vmo
     int ok = 1;
 
     memset(ret, 0, sizeof(*ret));
-    api_vm_validate(vm, NULL, &fe);
+    /* the rules on the object alone: the create-only ones (no Suspended, no nextRestartTime) and
+     * the old-vs-new ones are admission's, which knows whether this is a create; here every VM
+     * would count as new, and an existing VM could never be suspended */
+    api_vm_validate_object(vm, &fe);
     if (fe.n) {
         struct vbuf msg;
         vbuf_init(&msg, RS_MSG_MAX);

@@ -187,6 +187,25 @@ START_TEST(all_prerequisites_met)
 }
 END_TEST
 
+/* An existing VM the tenant suspends (an update admission allowed): resolvable, with the
+ * create-only rules (no Suspended, no nextRestartTime) left to admission, which knows it is not
+ * a create. */
+START_TEST(suspended_vm_resolves)
+{
+    struct fx f;
+    fx_init(&f);
+    fx_all(&f);
+    cJSON_DeleteItemFromObject(spec(&f), "powerState");
+    cJSON_AddItemToObject(spec(&f), "powerState", cJSON_CreateString("Suspended"));
+    cJSON_AddItemToObject(spec(&f), "nextRestartTime",
+                          cJSON_CreateString("2026-12-02T04:00:00.123Z"));
+    fx_resolve(&f);
+    ck_assert_int_eq(f.r.ready, 1);
+    ck_assert_int_eq(f.r.desired.power, API_POWER_SUSPENDED);
+    fx_free(&f);
+}
+END_TEST
+
 START_TEST(namespace_not_bound)
 {
     struct fx f;
@@ -435,6 +454,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, all_prerequisites_met);
     tcase_add_test(tc, namespace_not_bound);
+    tcase_add_test(tc, suspended_vm_resolves);
     tcase_add_test(tc, namespace_bound_twice);
     tcase_add_test(tc, class_problems);
     tcase_add_test(tc, image_problems);
