@@ -185,6 +185,7 @@ static vmop_rc to_hub(const struct cv_kind *k, cJSON *obj, int from, struct vmop
 
     if (raw && (rc = parse_data(raw, &data, err)) != VMOP_OK)
         goto out;
+    cv.has_data = data != NULL;
     run_up(&cv, k, obj, from);
     if (data && cv.rc == VMOP_OK) {
         /* theirs: the stored hub data with this object's identity; base: it after a round trip */

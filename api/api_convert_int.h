@@ -15,7 +15,9 @@
 #include "vmop_err.h"
 
 struct cv {
-    vmop_rc rc; /* VMOP_OK, or VMOP_E_NOMEM after a failed allocation */
+    vmop_rc rc;   /* VMOP_OK, or VMOP_E_NOMEM after a failed allocation */
+    int has_data; /* up-conversion of an object carrying API_CONVERT_ANNOTATION: what a step
+                   * would only guess (v1alpha2's spec.image) is left to the stored hub data */
 };
 
 typedef void (*cv_step_fn)(struct cv *cv, cJSON *obj);

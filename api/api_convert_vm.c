@@ -144,8 +144,11 @@ static void a2_up(struct cv *cv, cJSON *obj)
     const char *kind = cv_str(simg, "kind"), *name = cv_str(simg, "name");
     const char *in = cv_str(spec, "imageName");
 
-    /* as VM Operator: only for a VM already written (generation > 0) */
-    if (spec && cJSON_IsNumber(gen) && gen->valuedouble > 0) {
+    /* as VM Operator: only for a VM already written (generation > 0). With conversion data,
+     * spec.image comes from it: status.image does not survive a create (the API server drops
+     * status), and a reference rebuilt from a display-name imageName would replace the image the
+     * mutating webhook resolved (the merge takes this side's changes). */
+    if (spec && !cv->has_data && cJSON_IsNumber(gen) && gen->valuedouble > 0) {
         cJSON *ref = NULL;
         if (kind && *kind && name && *name) {
             ref = cv_ensure(cv, spec, "image");

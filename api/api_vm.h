@@ -124,6 +124,10 @@ struct api_vm_default_ctx {
     void *image_arg;
     const char *default_network; /* the namespace binding's defaultNetwork, or NULL */
     struct timespec now;         /* the clock for nextRestartTime "now" */
+    /* Also resolve a spec.image that names no kind (v1alpha2's conversion writes
+     * image{name: imageName}) by imageName, or by image.name when imageName is empty. Only for a
+     * create: afterwards spec.image is immutable. */
+    int resolve_kindless_image;
 };
 
 /* Flags in *ret_changed telling what api_vm_default() filled in. */

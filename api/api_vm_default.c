@@ -143,12 +143,16 @@ vmop_rc api_vm_default(struct api_vm *vm, const struct api_vm *old,
         changed |= API_VM_DEF_NIC;
     }
     api_vm_reparse(vm, err);
-    if (vm->image_name && *vm->image_name && (!vm->image_ref || !*vm->image_ref) &&
-        ctx->lookup_image) {
+    int no_ref = !vm->image_ref || !*vm->image_ref;
+    int kindless = !no_ref && (!vm->image_kind || !*vm->image_kind) && ctx->resolve_kindless_image;
+    const char *by = vm->image_name && *vm->image_name ? vm->image_name : NULL;
+    if (kindless && !by)
+        by = vm->image_ref;
+    if (by && (no_ref || kindless) && ctx->lookup_image) {
         char kind[API_NAME_MAX], name[API_NAME_MAX];
         struct vmop_err lerr = {0};
-        image_rc = ctx->lookup_image(ctx->image_arg, vm->namespace_ ? vm->namespace_ : "",
-                                     vm->image_name, kind, name, &lerr);
+        image_rc = ctx->lookup_image(ctx->image_arg, vm->namespace_ ? vm->namespace_ : "", by, kind,
+                                     name, &lerr);
         if (image_rc == VMOP_OK) {
             cJSON *img = api_json_ensure_obj(spec, "image");
             if (!img) {

@@ -80,11 +80,10 @@ static vmop_rc deny(struct wh_admission_response *resp, const struct api_ferrs *
 static int image_unknown(const struct adm_vm *a, const struct wh_admission_request *req,
                          const struct api_vm *vm, vmop_rc image_rc, struct api_ferrs *fe)
 {
-    const char *name = vm->image_name;
-    if (req->op != WH_OP_CREATE || !name || !*name || (vm->image_ref && *vm->image_ref) ||
-        !a->images || !a->cimages || !kube_informer_has_synced(a->images) ||
-        !kube_informer_has_synced(a->cimages))
-        return 0;
+    const char *name = vm->image_name && *vm->image_name ? vm->image_name : vm->image_ref;
+    if (req->op != WH_OP_CREATE || !name || !*name || !a->images || !a->cimages ||
+        !kube_informer_has_synced(a->images) || !kube_informer_has_synced(a->cimages))
+        return 0; /* image_rc is a lookup's result only where one ran (else VMOP_OK) */
     if (image_rc == VMOP_E_NOT_FOUND)
         api_ferr_add(fe, API_FERR_INVALID, "spec.imageName",
                      "\"%.200s\": no VM image exists for \"%.200s\" in namespace or cluster scope",
@@ -132,6 +131,7 @@ vmop_rc adm_vm_mutate(void *ud, const struct wh_admission_request *req,
     dctx.lookup_image = lookup_cb;
     dctx.image_arg = (void *)a;
     dctx.default_network = b && b->default_network ? b->default_network : NULL;
+    dctx.resolve_kindless_image = req->op == WH_OP_CREATE;
     clock_gettime(CLOCK_REALTIME, &dctx.now);
     rc = api_vm_default(vm, old, &dctx, &changed, &image_rc, err);
     if (rc == VMOP_OK && image_unknown(a, req, vm, image_rc, &fe)) {

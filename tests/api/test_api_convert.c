@@ -176,6 +176,36 @@ START_TEST(annotation_keeps_hub_fields)
 }
 END_TEST
 
+/* A v1alpha2 create, as the API server runs it: the mutating webhook resolves spec.image on the
+ * hub (generation 0), the result goes down to v1alpha2 (spec.image into status.image and the
+ * conversion data), the create drops status and sets generation 1, and the object goes up for
+ * storage: the resolved image survives (not {name: <display name>}). */
+START_TEST(v1alpha2_create_keeps_resolved_image)
+{
+    cJSON *hub = cJSON_Parse(
+        "{\"apiVersion\":\"vmoperator.vmware.com/v1alpha6\",\"kind\":\"VirtualMachine\","
+        "\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"},\"spec\":{"
+        "\"imageName\":\"ubuntu\",\"image\":{\"kind\":\"VirtualMachineImage\","
+        "\"name\":\"vmi-0123456789abcdef0\"},\"className\":\"small\","
+        "\"instanceUUID\":\"7c2e9b4e-0d3b-4b8f-9a1e-3f1c2d4e5f60\"}}");
+    cJSON *a2 = conv(hub, 2), *md, *h2, *img;
+    ck_assert(has_data(a2));
+    cJSON_DeleteItemFromObject(a2, "status");
+    md = cJSON_GetObjectItem(a2, "metadata");
+    cJSON_AddNumberToObject(md, "generation", 1);
+    h2 = conv(a2, 6);
+    img = cJSON_GetObjectItem(cJSON_GetObjectItem(h2, "spec"), "image");
+    ck_assert_ptr_nonnull(img);
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(img, "name")),
+                     "vmi-0123456789abcdef0");
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(img, "kind")), "VirtualMachineImage");
+    ck_assert(!has_data(h2));
+    cJSON_Delete(h2);
+    cJSON_Delete(a2);
+    cJSON_Delete(hub);
+}
+END_TEST
+
 static void expect_invalid(const char *json, const char *gv, const char *needle)
 {
     cJSON *o = json ? cJSON_Parse(json) : NULL, *out = (cJSON *)1;
@@ -280,6 +310,7 @@ int main(void)
     tcase_add_loop_test(tc, property_roundtrip, 0, 6);
     tcase_add_loop_test(tc, corpus_manifests, 0, (int)(sizeof(corpus) / sizeof(corpus[0])));
     tcase_add_test(tc, annotation_keeps_hub_fields);
+    tcase_add_test(tc, v1alpha2_create_keeps_resolved_image);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, wrong_types_pass);
     tcase_add_test(tc, served);

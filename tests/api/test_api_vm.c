@@ -222,6 +222,33 @@ START_TEST(defaults_minimal)
 }
 END_TEST
 
+/* v1alpha2's conversion writes spec.image {name: <imageName>} with no kind: on a create
+ * (resolve_kindless_image) it is resolved like an unset image; otherwise left alone. */
+START_TEST(defaults_kindless_image)
+{
+    unsigned counter = 0, changed = 0;
+    struct api_vm_default_ctx ctx = ctx_for(&counter);
+    struct api_vm *vm = load("valid", "minimal.json");
+    struct vmop_err err = {0};
+    vmop_rc image_rc = VMOP_E_INTERNAL;
+    cJSON *img = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(img, "name", "ubuntu-22.04");
+    cJSON_AddItemToObject(api_vm_spec(vm), "image", img);
+    api_vm_reparse(vm, &err);
+    ck_assert_int_eq(api_vm_default(vm, NULL, &ctx, &changed, &image_rc, &err), VMOP_OK);
+    ck_assert(!(changed & API_VM_DEF_IMAGE)); /* not a create: left as written */
+    ck_assert_str_eq(vm->image_ref, "ubuntu-22.04");
+    ctx.resolve_kindless_image = 1;
+    ck_assert_int_eq(api_vm_default(vm, NULL, &ctx, &changed, &image_rc, &err), VMOP_OK);
+    ck_assert_int_eq(image_rc, VMOP_OK);
+    ck_assert(changed & API_VM_DEF_IMAGE);
+    ck_assert_str_eq(vm->image_kind, "ClusterVirtualMachineImage");
+    ck_assert_str_eq(vm->image_ref, "vmi-0123456789abcdef0");
+    api_vm_free(vm);
+}
+END_TEST
+
 START_TEST(defaults_cloudinit_and_unknown_fields)
 {
     unsigned counter = 7, changed = 0;
@@ -322,6 +349,7 @@ int main(void)
     tcase_add_test(tc, invalid_corpus);
     tcase_add_test(tc, update_corpus);
     tcase_add_test(tc, defaults_minimal);
+    tcase_add_test(tc, defaults_kindless_image);
     tcase_add_test(tc, defaults_cloudinit_and_unknown_fields);
     tcase_add_test(tc, defaults_restart_now);
     tcase_add_test(tc, helpers);

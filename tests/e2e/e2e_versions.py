@@ -102,13 +102,8 @@ def vm_manifest(version, name, secret, vmi=None, key="user-data", transport="Clo
                      "network": {"interfaces": [{"name": "eth0", "network": {"name": NET}}]}})
         if secret:
             spec["bootstrap"] = {"cloudInit": {"rawCloudConfig": {"name": secret, "key": key}}}
-        if version == "v1alpha2" and vmi:
-            # v1alpha2 names the image by its object name (vmi-...). A display name here is
-            # never resolved: on create the API server has set metadata.generation 1 before it
-            # converts the object for the mutating webhook, so v1alpha2 -> v1alpha3 already
-            # puts spec.image {name: <display name>} (no kind) and the webhook, which resolves
-            # only an empty spec.image, leaves it; VirtualMachineImageReady stays NotFound.
-            spec["imageName"] = vmi
+        # v1alpha2 names the image by its display name, as v1alpha2 manifests (CAPV) do: the
+        # mutating webhook resolves the spec.image {name} that v1alpha2's conversion writes
         if version != "v1alpha2" and vmi:  # spec.image and cloudInit.instanceID: v1alpha3+
             spec["image"] = {"kind": "VirtualMachineImage", "name": vmi}
             if secret:
@@ -228,6 +223,10 @@ def test_versions(env):
                     % (hub["apiVersion"], HUB))
             wait_a1_running(env, names[v])
             uids[v] = hub["status"]["uniqueID"]
+            # every version's VM names its image with a kind: v1alpha1/v1alpha2 by display name,
+            # resolved by the mutating webhook through the conversion
+            e.check(hub["spec"].get("image") == {"kind": "VirtualMachineImage", "name": vmi},
+                    "%s: stored spec.image %r, want %s" % (names[v], hub["spec"].get("image"), vmi))
         for v in VERSIONS:
             hub = check_vm_all_versions(env, names[v], "ver-ud")
             want_iid = None if v in ("v1alpha1", "v1alpha2") else "iid-" + names[v]
