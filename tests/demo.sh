@@ -111,6 +111,10 @@ if [ "$ok" != 1 ]; then
 fi
 run kubectl describe vm demo-db
 
+step "Every API version reads the same VMs (vmop's conversion webhook; stored as v1alpha6)"
+run kubectl get virtualmachines.v1alpha2.vmoperator.vmware.com
+run kubectl get virtualmachines.v1alpha1.vmoperator.vmware.com demo-web -o jsonpath='{.apiVersion} powerState={.spec.powerState}{"\n"}'
+
 if [ -n "${DEMO_KEEP:-}" ]; then
     step "Everything keeps running"
     echo "  export PATH=$BIN:\$PATH KUBECONFIG=$KUBECONFIG KUBECACHEDIR=$KUBECACHEDIR"

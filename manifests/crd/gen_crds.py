@@ -216,6 +216,36 @@ def older_schema(kind_desc):
                        FREE("As the version defines it; converted from v1alpha6."))
 
 
+# Printer columns where an older version differs (vm-operator.md section 1): v1alpha1's own,
+# and v1alpha2's VM Image column (v1alpha2 has no spec.image, only imageName).
+_A1_AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
+OLD_COLUMNS = {
+    ("VirtualMachine", "v1alpha1"): [
+        {"name": "Power-State", "type": "string", "jsonPath": ".status.powerState"},
+        {"name": "Class", "type": "string", "jsonPath": ".spec.className", "priority": 1},
+        {"name": "Image", "type": "string", "jsonPath": ".spec.imageName", "priority": 1},
+        {"name": "Primary-IP", "type": "string", "jsonPath": ".status.vmIp", "priority": 1},
+        _A1_AGE],
+    ("VirtualMachine", "v1alpha2"): [
+        {"name": "Power-State", "type": "string", "jsonPath": ".status.powerState"},
+        {"name": "Class", "type": "string", "jsonPath": ".spec.className", "priority": 1},
+        {"name": "Image", "type": "string", "jsonPath": ".spec.imageName", "priority": 1},
+        {"name": "Primary-IP4", "type": "string", "jsonPath": ".status.network.primaryIP4", "priority": 1},
+        _A1_AGE],
+    ("VirtualMachineClass", "v1alpha1"): [
+        {"name": "CPU", "type": "integer", "jsonPath": ".spec.hardware.cpus"},
+        {"name": "Memory", "type": "string", "jsonPath": ".spec.hardware.memory"},
+        _A1_AGE],
+}
+for _k in ("VirtualMachineImage", "ClusterVirtualMachineImage"):
+    OLD_COLUMNS[(_k, "v1alpha1")] = [
+        {"name": "Display-Name", "type": "string", "jsonPath": ".status.imageName"},
+        {"name": "Version", "type": "string", "jsonPath": ".spec.productInfo.version"},
+        {"name": "Os-Type", "type": "string", "jsonPath": ".spec.osInfo.type"},
+        {"name": "Format", "type": "string", "jsonPath": ".spec.type"},
+        _A1_AGE]
+
+
 def crd(group, version, kind, plural, scope, short, schema, columns=None, categories=None):
     versions = []
     if group == VMOP_GROUP:
@@ -232,9 +262,7 @@ def crd(group, version, kind, plural, scope, short, schema, columns=None, catego
                 ver["deprecated"] = True
                 ver["deprecationWarning"] = (f"{VMOP_GROUP}/v1alpha1 {kind} is deprecated; "
                                              f"use {VMOP_GROUP}/{VMOP_STORAGE}")
-            cols = columns
-            if columns and v == "v1alpha1" and kind == "VirtualMachine":
-                cols = [dict(c, jsonPath=".status.vmIp") if c["name"] == "Primary-IP4" else c for c in columns]
+            cols = OLD_COLUMNS.get((kind, v), columns)
             if cols:
                 ver["additionalPrinterColumns"] = cols
             versions.append(ver)

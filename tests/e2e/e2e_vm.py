@@ -388,6 +388,19 @@ def test_power(env):
                 json.dumps({"spec": {"powerState": "PoweredOn"}}))
     wait_running(env, name)
     wait_cond(env, name, "Ready", "True")
+    # an existing VM may be suspended (only a new one may not): vCenter suspends it
+    env.kubectl("patch", "vm", name, "-n", NS, "--type=merge", "-p",
+                json.dumps({"spec": {"powerState": "Suspended", "suspendMode": "Hard"}}))
+    wait_for(lambda: (env.get("vm", name).get("status") or {}).get("powerState") == "Suspended",
+             "%s status.powerState Suspended" % name)
+    check(env.vimc("vm", "info", vm["status"]["uniqueID"])["powerState"] == "suspended",
+          "vCenter power state after suspend")
+    rr = cond(env.get("vm", name), "VirtualMachineReconcileReady")
+    check(not rr or rr.get("reason") != "InvalidSpec", "suspend reported as invalid: %s" % rr)
+    env.kubectl("patch", "vm", name, "-n", NS, "--type=merge", "-p",
+                json.dumps({"spec": {"powerState": "PoweredOn"}}))
+    wait_running(env, name)
+    wait_cond(env, name, "Ready", "True")
 
 
 def test_storage_policy(env):
