@@ -1,6 +1,7 @@
 /* guestinfo.c: cloud-init metadata document, user data normalization, gzip+base64 codecs.
  * Pure: zlib and OpenSSL's base64 are the only libraries; no I/O. See guestinfo.h. */
 #include "guestinfo.h"
+#include "vmop_base64.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -25,77 +26,23 @@ void gi_free_secret(char *s, size_t len)
 
 static vmop_rc b64_encode(const unsigned char *in, size_t len, char **ret, struct vmop_err *err)
 {
-    size_t out_len;
-    char *out;
     if (len > GI_MAX_ENCODED_VALUE)
         return vmop_fail(err, VMOP_E_TOOBIG, "value of %zu bytes is over the %zu-byte limit", len,
                          GI_MAX_ENCODED_VALUE);
-    out_len = 4 * ((len + 2) / 3);
-    out = malloc(out_len + 1);
-    if (!out)
-        return vmop_fail(err, VMOP_E_NOMEM, "out of memory encoding %zu bytes", len);
-    EVP_EncodeBlock((unsigned char *)out, in, (int)len);
-    out[out_len] = '\0';
-    *ret = out;
-    return VMOP_OK;
+    return vmop_base64_encode(in, len, ret, err);
 }
 
-/* Strips whitespace; returns 1 if what remains is canonical base64 (alphabet, padding, length). */
-static int b64_clean(const char *in, size_t len, char *out, size_t *ret_len)
-{
-    size_t n = 0, pad = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)in[i];
-        if (isspace(c))
-            continue;
-        if (c == '=') {
-            pad++;
-        } else if (pad || !(isalnum(c) || c == '+' || c == '/')) {
-            return 0;
-        }
-        out[n++] = (char)c;
-    }
-    *ret_len = n;
-    return n > 0 && n % 4 == 0 && pad <= 2;
-}
-
-/* Decodes base64 (whitespace ignored). VMOP_E_INVALID if it is not base64. */
+/* Decodes canonical base64 (whitespace ignored): VMOP_E_INVALID if it is not base64, which is
+ * also how a value that only looks like text is told from an encoded one. */
 static vmop_rc b64_decode(const char *in, size_t len, unsigned char **ret, size_t *ret_len,
                           struct vmop_err *err)
 {
-    char *clean = malloc(len + 1);
-    unsigned char *out = NULL;
-    size_t n = 0, pad = 0;
-    int got;
-    vmop_rc rc = VMOP_OK;
-    if (!clean)
-        return vmop_fail(err, VMOP_E_NOMEM, "out of memory decoding base64");
-    if (!b64_clean(in, len, clean, &n)) {
-        rc = vmop_fail(err, VMOP_E_INVALID, "value is not valid base64");
-        goto out;
-    }
-    if (clean[n - 1] == '=')
-        pad++;
-    if (clean[n - 2] == '=')
-        pad++;
-    out = malloc(n / 4 * 3 + 1);
-    if (!out) {
-        rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory decoding base64");
-        goto out;
-    }
-    got = EVP_DecodeBlock(out, (const unsigned char *)clean, (int)n);
-    if (got < 0 || (size_t)got < pad) {
-        rc = vmop_fail(err, VMOP_E_INVALID, "value is not valid base64");
-        goto out;
-    }
-    *ret_len = (size_t)got - pad;
-    out[*ret_len] = '\0';
-    *ret = out;
-    out = NULL;
-out:
-    free(clean);
-    if (out)
-        gi_free_secret((char *)out, n / 4 * 3 + 1);
+    char *out = NULL;
+    vmop_rc rc = vmop_base64_decode(in, len, VMOP_B64_STRICT, &out, ret_len, err);
+    if (rc == VMOP_E_INVALID)
+        return vmop_fail(err, VMOP_E_INVALID, "value is not valid base64");
+    if (rc == VMOP_OK)
+        *ret = (unsigned char *)out;
     return rc;
 }
 

@@ -17,7 +17,8 @@
 #include "catalog_vc.h"
 #include "image_gc_scope.h"
 #include "kube_informer.h"
-#include "kube_util.h"
+#include "kube_meta.h"
+#include "vmop_clock.h"
 #include "log.h"
 #include "status.h"
 
@@ -519,7 +520,7 @@ static void *sync_thread(void *arg)
     int64_t next = 0;
     uint64_t sig;
     while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
-        int64_t now = kube_mono_ms();
+        int64_t now = vmop_mono_ms();
         sig = signature(c);
         if (now >= next || sig != c->last_sig ||
             __atomic_exchange_n(&c->kick, 0, __ATOMIC_ACQ_REL)) {
@@ -527,10 +528,10 @@ static void *sync_thread(void *arg)
             vmop_rc rc = imgc_sync_once(c, &err);
             c->last_sig = sig;
             /* failed syncs are retried sooner than the period */
-            next = kube_mono_ms() +
+            next = vmop_mono_ms() +
                    (rc == VMOP_OK ? c->period_ms : (c->period_ms < 15000 ? c->period_ms : 15000));
         }
-        kube_sleep_ms(IMGC_POLL_MS, &c->stop);
+        vmop_sleep_ms(IMGC_POLL_MS, &c->stop);
     }
     return NULL;
 }

@@ -1,5 +1,6 @@
 /* image_gc.c: destroying the garbage image cache templates of one folder (see image_gc.h). */
 #include "image_gc.h"
+#include "vmop_clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +22,10 @@ struct igc_state {
     unsigned long gen;
 };
 
+/* the monotonic clock in seconds (vmop_clock.h) */
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)vmop_mono_ms() / 1000.0;
 }
 
 vmop_rc igc_state_new(const struct igc_opts *o, struct igc_state **ret, struct vmop_err *err)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "api_image.h"
-#include "kube_util.h"
+#include "kube_meta.h"
 
 static const char *display_name(const cJSON *obj)
 {

@@ -19,7 +19,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "kube_util.h"
+#include "vmop_clock.h"
+#include "vmop_map.h"
 
 #define GUESTINFO_KEY_MAX 256
 #define WAIT_MAX_MS       1000
@@ -227,7 +228,7 @@ struct prober {
     pthread_t th;
     int wake[2];
     int stop;
-    struct kube_map map; /* key -> struct pentry* (freed by us, not the map) */
+    struct vmop_map map; /* key -> struct pentry* (freed by us, not the map) */
     struct pentry **inflight;
     size_t n_inflight;
     unsigned max;
@@ -316,11 +317,11 @@ static void *prober_main(void *arg)
     while (!p->stop) {
         struct note *notes = NULL;
         size_t n_notes = 0, j = 0;
-        struct kube_map_iter it;
-        int64_t now = kube_mono_ms(), wait = WAIT_MAX_MS;
+        struct vmop_map_iter it;
+        int64_t now = vmop_mono_ms(), wait = WAIT_MAX_MS;
 
-        for (struct kube_map_entry *me = kube_map_first(&p->map, &it); me;
-             me = kube_map_next(&p->map, &it)) {
+        for (struct vmop_map_entry *me = vmop_map_first(&p->map, &it); me;
+             me = vmop_map_next(&p->map, &it)) {
             struct pentry *e = me->val;
             if (e->fd < 0 && e->next_due <= now && p->n_inflight < p->max)
                 start_probe(p, e, now, &notes, &n_notes);
@@ -355,7 +356,7 @@ static void *prober_main(void *arg)
             while (read(p->wake[0], buf, sizeof(buf)) > 0)
                 ;
         }
-        now = kube_mono_ms();
+        now = vmop_mono_ms();
         for (size_t i = 0; i < p->n_inflight; i++) {
             struct pentry *e = p->inflight[i];
             short rev = pf[i + 1].revents;
@@ -413,7 +414,7 @@ vmop_rc prober_new(unsigned max_concurrent, prober_transition_fn cb, void *ud,
     p->max = max_concurrent;
     p->cb = cb;
     p->ud = ud;
-    kube_map_init(&p->map, NULL);
+    vmop_map_init(&p->map, NULL);
     if (!(p->inflight = calloc(max_concurrent, sizeof(*p->inflight)))) {
         free(p);
         return vmop_fail(err, VMOP_E_NOMEM, "prober_new: out of memory");
@@ -438,7 +439,7 @@ vmop_rc prober_new(unsigned max_concurrent, prober_transition_fn cb, void *ud,
 
 void prober_free(struct prober *p)
 {
-    struct kube_map_iter it;
+    struct vmop_map_iter it;
     if (!p)
         return;
     pthread_mutex_lock(&p->mu);
@@ -446,10 +447,10 @@ void prober_free(struct prober *p)
     pthread_mutex_unlock(&p->mu);
     wake_up(p);
     pthread_join(p->th, NULL);
-    for (struct kube_map_entry *me = kube_map_first(&p->map, &it); me;
-         me = kube_map_next(&p->map, &it))
+    for (struct vmop_map_entry *me = vmop_map_first(&p->map, &it); me;
+         me = vmop_map_next(&p->map, &it))
         pentry_free(me->val);
-    kube_map_clear(&p->map);
+    vmop_map_clear(&p->map);
     close(p->wake[0]);
     close(p->wake[1]);
     pthread_mutex_destroy(&p->mu);
@@ -501,7 +502,7 @@ vmop_rc prober_set(struct prober *p, const char *key, const char *host, int port
     if (timeout_s > 3600)
         timeout_s = 3600;
     pthread_mutex_lock(&p->mu);
-    e = kube_map_get(&p->map, key);
+    e = vmop_map_get(&p->map, key);
     if (!e) {
         if (p->map.len >= PROBE_MAX_KEYS) {
             rc = vmop_fail(err, VMOP_E_TOOBIG, "prober: over %d registered probes", PROBE_MAX_KEYS);
@@ -513,15 +514,15 @@ vmop_rc prober_set(struct prober *p, const char *key, const char *host, int port
             goto out;
         }
         e->fd = -1;
-        e->next_due = kube_mono_ms();
-        if ((rc = kube_map_put(&p->map, key, e)) != VMOP_OK) {
+        e->next_due = vmop_mono_ms();
+        if ((rc = vmop_map_put(&p->map, key, e)) != VMOP_OK) {
             pentry_free(e);
             rc = vmop_fail(err, rc, "prober_set: out of memory");
             goto out;
         }
     } else if (e->alen != alen || memcmp(&e->addr, &addr, alen) != 0) {
         e->result = PROBE_TCP_UNKNOWN;
-        e->next_due = kube_mono_ms();
+        e->next_due = vmop_mono_ms();
         if (e->fd >= 0)
             e->stale = 1;
     }
@@ -544,7 +545,7 @@ void prober_remove(struct prober *p, const char *key)
     if (!p || !key)
         return;
     pthread_mutex_lock(&p->mu);
-    e = kube_map_take(&p->map, key);
+    e = vmop_map_take(&p->map, key);
     if (e) {
         if (e->fd >= 0)
             e->removed = 1; /* in flight: the prober thread frees it */
@@ -561,7 +562,7 @@ enum probe_tcp prober_result(struct prober *p, const char *key)
     if (!p || !key)
         return r;
     pthread_mutex_lock(&p->mu);
-    if ((e = kube_map_get(&p->map, key)) != NULL)
+    if ((e = vmop_map_get(&p->map, key)) != NULL)
         r = e->result;
     pthread_mutex_unlock(&p->mu);
     return r;

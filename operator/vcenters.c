@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kube_util.h"
+#include "vmop_base64.h"
 
 #define VC_MAX_ENDPOINTS 64
 #define VC_MAX_CRED      4096
@@ -87,7 +87,8 @@ static vmop_rc secret_value(const cJSON *secret, const char *key, char **ret, st
     v = cJSON_GetObjectItemCaseSensitive(d, key);
     if (!cJSON_IsString(v) || strlen(v->valuestring) > VC_MAX_CRED)
         return vmop_fail(err, VMOP_E_INVALID, "credentials Secret has no key '%s'", key);
-    if (kube_base64_decode(v->valuestring, ret, &len, NULL) != VMOP_OK)
+    if (vmop_base64_decode(v->valuestring, strlen(v->valuestring), VMOP_B64_LENIENT, ret, &len,
+                           NULL) != VMOP_OK)
         return vmop_fail(err, VMOP_E_INVALID, "credentials Secret key '%s' is not base64", key);
     return VMOP_OK;
 }
@@ -252,8 +253,8 @@ out:
         conn_destroy(dead);
     if (c)
         conn_destroy(c);
-    kube_free_secret(user);
-    kube_free_secret(pass);
+    vmop_free_secret(user);
+    vmop_free_secret(pass);
     return rc;
 }
 

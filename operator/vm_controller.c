@@ -20,7 +20,8 @@
 #include "image_lookup.h"
 #include "ippool.h"
 #include "kube_queue.h"
-#include "kube_util.h"
+#include "kube_meta.h"
+#include "vmop_clock.h"
 #include "log.h"
 #include "metrics.h"
 #include "ownership.h"
@@ -2006,7 +2007,7 @@ vmop_rc vmc_reconcile(struct vmc *c, const char *key, struct vmop_err *err)
 {
     struct rctx r;
     vmop_rc rc;
-    int64_t t0 = kube_mono_ms();
+    int64_t t0 = vmop_mono_ms();
     if (c->o.may_act && !c->o.may_act(c->o.may_act_ud)) {
         /* paused past the lease renewal: the elector either renews (and this runs again) or the
          * process exits; meanwhile it changes nothing */
@@ -2023,7 +2024,7 @@ vmop_rc vmc_reconcile(struct vmc *c, const char *key, struct vmop_err *err)
                           rc != VMOP_OK      ? METRICS_RESULT_ERROR
                           : r.requeue_ms > 0 ? METRICS_RESULT_REQUEUE
                                              : METRICS_RESULT_SUCCESS,
-                          (double)(kube_mono_ms() - t0) / 1000.0);
+                          (double)(vmop_mono_ms() - t0) / 1000.0);
     if (rc == VMOP_OK && r.requeue_ms > 0)
         kube_queue_add_after(c->q, key, r.requeue_ms);
     if (rc != VMOP_OK) {

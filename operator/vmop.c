@@ -19,7 +19,7 @@
 #include "kube_config.h"
 #include "kube_events.h"
 #include "kube_lease.h"
-#include "kube_util.h"
+#include "vmop_clock.h"
 #include "log.h"
 #include "metrics.h"
 #include "vcenters.h"
@@ -165,7 +165,7 @@ static void metrics_cb(void *ud, struct vbuf *out)
 static void make_identity(char *buf, size_t n)
 {
     char host[128] = "vmop";
-    unsigned long r = (unsigned long)kube_rand(1ull << 32);
+    unsigned long r = (unsigned long)vmop_rand(1ull << 32);
     gethostname(host, sizeof(host) - 1);
     host[sizeof(host) - 1] = '\0';
     snprintf(buf, n, "%s_%08lx", host, r);
@@ -244,7 +244,7 @@ int vmop_run(const struct vmop_config *cfg)
                           .may_act_ud = &p};
     sigset_t sigs;
     int code = 1, sig = 0;
-    int64_t start_ms = kube_mono_ms();
+    int64_t start_ms = vmop_mono_ms();
     char identity[200], host[128] = "";
 
     memset(&p, 0, sizeof(p));
@@ -368,7 +368,7 @@ int vmop_run(const struct vmop_config *cfg)
         if (!__atomic_load_n(&p.running, __ATOMIC_ACQUIRE) &&
             __atomic_load_n(&p.leading, __ATOMIC_ACQUIRE) && vmc_synced(p.vmc)) {
             vlog(VLOG_INFO, LOGGER, NULL, "caches synced after %lld ms",
-                 (long long)(kube_mono_ms() - start_ms));
+                 (long long)(vmop_mono_ms() - start_ms));
             if (start_workers(&p, &err) != VMOP_OK)
                 goto fail;
         }

@@ -10,7 +10,7 @@
 #include "endpoints.h"
 #include "kube_informer.h"
 #include "kube_queue.h"
-#include "kube_util.h"
+#include "kube_meta.h"
 
 #define SYNC_TIMEOUT_MS 30000
 #define INDEX_NS        "namespace"

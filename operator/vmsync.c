@@ -45,6 +45,7 @@
 #include <time.h>
 
 #include "guestinfo.h"
+#include "vmop_clock.h"
 #include "imgcache.h"
 #include "ownership.h"
 #include "vbuf.h"
@@ -84,11 +85,10 @@ struct vs_ctx {
     struct vs_centry cache[VS_CACHE_SLOTS];
 };
 
+/* the monotonic clock in seconds (vmop_clock.h) */
 static double now_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)vmop_mono_ms() / 1000.0;
 }
 
 static void centry_clear(struct vs_centry *e)

@@ -15,6 +15,7 @@
  * byte is sent. The CA chain and host name are then not checked (as vCenter thumbprints intend).
  */
 #include "vim_internal.h"
+#include "vmop_clock.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -100,13 +101,6 @@ void vim_http_cleanup(struct vim_client *c)
         curl_share_cleanup(c->share);
     c->share = NULL;
     curl_global_cleanup();
-}
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static CURLcode handle_setup(struct vim_client *c, CURL *h);
@@ -339,7 +333,7 @@ vmop_rc vim_http_do(struct vim_client *c, const struct vim_http_req *req,
     CURLcode cc = CURLE_OK;
     vmop_rc rc;
     long timeout = req->timeout_ms > 0 ? req->timeout_ms : c->timeout_ms;
-    long long start = now_ms(), waited;
+    long long start = vmop_mono_ms(), waited;
     int discard = 0;
 
     vbuf_init(&resp->body,
@@ -362,7 +356,7 @@ vmop_rc vim_http_do(struct vim_client *c, const struct vim_http_req *req,
     rc = pool_get(c, timeout, &h, err);
     if (rc != VMOP_OK)
         goto out;
-    waited = now_ms() - start;
+    waited = vmop_mono_ms() - start;
     if (waited >= timeout) {
         rc = vmop_fail(err, VMOP_E_TIMEOUT, "%s %s: no connection free within %ld ms", req->method,
                        vbuf_str(&url), timeout);

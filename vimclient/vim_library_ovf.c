@@ -17,6 +17,7 @@
  *    on the simulator) wants the REST session header.
  */
 #include "vim_internal.h"
+#include "vmop_clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,13 +46,6 @@ static int is_hard_failure(vmop_rc rc)
     return rc == VMOP_E_TRANSPORT || rc == VMOP_E_TLS || rc == VMOP_E_AUTH ||
            rc == VMOP_E_TIMEOUT || rc == VMOP_E_CANCELED || rc == VMOP_E_NOMEM ||
            rc == VMOP_E_RATELIMIT || rc == VMOP_E_INVALID;
-}
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void sleep_ms(long ms)
@@ -131,7 +125,7 @@ static vmop_rc session_file_call(struct vim_client *c, const char *sid, const ch
 static vmop_rc wait_prepared(struct vim_client *c, const char *sid, const char *file,
                              char **ret_uri, struct vmop_err *err)
 {
-    long long deadline = now_ms() + (c->timeout_ms > 0 ? c->timeout_ms : 60000);
+    long long deadline = vmop_mono_ms() + (c->timeout_ms > 0 ? c->timeout_ms : 60000);
     long pause = 50;
     cJSON *v = NULL;
     vmop_rc rc = session_file_call(c, sid, "prepare", file, &v, err);
@@ -156,7 +150,7 @@ static vmop_rc wait_prepared(struct vim_client *c, const char *sid, const char *
                                  m ? ": " : "", m ? m : "");
             goto out;
         }
-        if (now_ms() + pause > deadline) {
+        if (vmop_mono_ms() + pause > deadline) {
             rc = vmop_fail(err, VMOP_E_TIMEOUT, "'%.128s' was not prepared for download in time",
                            file);
             goto out;

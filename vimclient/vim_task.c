@@ -11,6 +11,7 @@
  * VMOP_E_TIMEOUT and is left alone).
  */
 #include "vim_internal.h"
+#include "vmop_clock.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -19,13 +20,6 @@
 
 #define POLL_FIRST_MS 50L
 #define POLL_MAX_MS   1000L
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void sleep_ms(long ms)
 {
@@ -80,7 +74,7 @@ vmop_rc vim_task_wait(struct vim_client *c, const struct vim_moref *task, long t
         return vmop_fail(err, VMOP_E_INVALID, "vim_task_wait: no task");
     if (timeout_ms <= 0)
         timeout_ms = c->timeout_ms * 10;
-    deadline = now_ms() + timeout_ms;
+    deadline = vmop_mono_ms() + timeout_ms;
 
     for (;;) {
         struct vim_objects objs = {0};
@@ -116,7 +110,7 @@ vmop_rc vim_task_wait(struct vim_client *c, const struct vim_moref *task, long t
         }
         vim_objects_free(&objs);
         /* queued or running */
-        long long left = deadline - now_ms();
+        long long left = deadline - vmop_mono_ms();
         if (left <= 0) {
             rc = vmop_fail(err, VMOP_E_TIMEOUT, "task %s still %s after %ld ms", task->value, state,
                            timeout_ms);

@@ -10,7 +10,7 @@
 #include "api_ferr.h"
 #include "api_vm.h"
 #include "image_lookup.h"
-#include "kube_util.h"
+#include "kube_meta.h"
 #include "vbuf.h"
 #include "wh_limits.h"
 #include "wh_patch.h"

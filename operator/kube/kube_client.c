@@ -79,13 +79,13 @@ void kube_client_free(struct kube_client *c)
     free(c->pool);
     free(c->server);
     free(c->ns);
-    kube_free_secret_n(c->ca.data, c->ca.len);
-    kube_free_secret_n(c->cert.data, c->cert.len);
-    kube_free_secret_n(c->key.data, c->key.len);
+    vmop_free_secret_n(c->ca.data, c->ca.len);
+    vmop_free_secret_n(c->cert.data, c->cert.len);
+    vmop_free_secret_n(c->key.data, c->key.len);
     free(c->token_file);
     free(c->basic_user);
-    kube_free_secret(c->basic_pass);
-    kube_free_secret(c->token);
+    vmop_free_secret(c->basic_pass);
+    vmop_free_secret(c->token);
     free(c->user_agent);
     pthread_mutex_destroy(&c->token_lock);
     pthread_mutex_destroy(&c->pool_lock);
@@ -141,7 +141,7 @@ vmop_rc kube_client_new(const struct kube_config *cfg, const struct kube_client_
         kube_client_free(c);
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory creating the Kubernetes client");
     }
-    c->token_read_ms = kube_mono_ms();
+    c->token_read_ms = vmop_mono_ms();
     *ret_c = c;
     return VMOP_OK;
 }
@@ -197,17 +197,17 @@ static void pool_put(struct kube_client *c, CURL *h)
 static void auth_header(struct kube_client *c, int force_reread, struct vbuf *hdr)
 {
     pthread_mutex_lock(&c->token_lock);
-    if (c->token_file && (force_reread || kube_mono_ms() - c->token_read_ms >= TOKEN_REREAD_MS)) {
+    if (c->token_file && (force_reread || vmop_mono_ms() - c->token_read_ms >= TOKEN_REREAD_MS)) {
         char *t = NULL;
         size_t len = 0;
         struct vmop_err ignored = {0};
         if (kube_read_file(c->token_file, KUBE_CONFIG_MAX_FILE, &t, &len, &ignored) == VMOP_OK) {
             while (len && (t[len - 1] == '\n' || t[len - 1] == '\r' || t[len - 1] == ' '))
                 t[--len] = '\0';
-            kube_free_secret(c->token);
+            vmop_free_secret(c->token);
             c->token = t;
         } /* a failed re-read keeps the old token, like client-go */
-        c->token_read_ms = kube_mono_ms();
+        c->token_read_ms = vmop_mono_ms();
     }
     if (c->token && *c->token)
         vbuf_addf(hdr, "Authorization: Bearer %s", c->token);
@@ -459,13 +459,13 @@ vmop_rc kube_http(struct kube_client *c, const struct kube_http_req *req, struct
             break;
         if (!wait_ms) {
             wait_ms = c->o.retry_base_ms << (attempt < 16 ? attempt : 16);
-            wait_ms = kube_jitter_ms(wait_ms, 0.5);
+            wait_ms = vmop_jitter_ms(wait_ms, 0.5);
         }
         if (wait_ms > c->o.retry_max_ms)
             wait_ms = c->o.retry_max_ms;
         attempt++;
         __atomic_add_fetch(&c->n_retries, 1, __ATOMIC_RELAXED);
-        kube_sleep_ms(wait_ms, req->cancel);
+        vmop_sleep_ms(wait_ms, req->cancel);
         if (req->cancel && __atomic_load_n(req->cancel, __ATOMIC_ACQUIRE)) {
             rc = vmop_fail(err, VMOP_E_CANCELED, "%s %s canceled", req->method, req->path);
             goto out;

@@ -26,7 +26,7 @@ struct kfile {
 
 static void blob_free(struct kube_blob *b)
 {
-    kube_free_secret_n(b->data, b->len);
+    vmop_free_secret_n(b->data, b->len);
     b->data = NULL;
     b->len = 0;
 }
@@ -42,10 +42,10 @@ void kube_config_free(struct kube_config *cfg)
     blob_free(&cfg->ca);
     blob_free(&cfg->client_cert);
     blob_free(&cfg->client_key);
-    kube_free_secret(cfg->token);
+    vmop_free_secret(cfg->token);
     free(cfg->token_file);
     free(cfg->username);
-    kube_free_secret(cfg->password);
+    vmop_free_secret(cfg->password);
     free(cfg);
 }
 
@@ -77,7 +77,8 @@ static vmop_rc load_blob(const cJSON *section, const char *field, const char *di
     const char *b64 = kube_json_str(section, data_field);
     const char *path = kube_json_str(section, field);
     if (b64 && *b64) {
-        vmop_rc rc = kube_base64_decode(b64, &blob->data, &blob->len, err);
+        vmop_rc rc =
+            vmop_base64_decode(b64, strlen(b64), VMOP_B64_LENIENT, &blob->data, &blob->len, err);
         if (rc)
             return vmop_fail(err, rc, "%s: %s is not valid base64", what, data_field);
         return VMOP_OK;
@@ -287,7 +288,7 @@ vmop_rc kube_config_from_files(const char *path_list, const char *context,
             goto out;
         }
         rc = parse_doc(data, len, path, &files[n].doc, err);
-        kube_free_secret_n(data, len);
+        vmop_free_secret_n(data, len);
         if (rc) {
             vmop_fail(err, rc, "kubeconfig '%s' does not parse", path);
             goto out;

@@ -27,7 +27,7 @@ struct kube_recorder {
     int64_t (*wall_us)(void *ud);
     void *clock_ud;
     pthread_mutex_t lock;
-    struct kube_map cache; /* guarded by lock: aggregation key -> struct seen_event * */
+    struct vmop_map cache; /* guarded by lock: aggregation key -> struct seen_event * */
     uint64_t tick;         /* guarded by lock */
 };
 
@@ -47,7 +47,7 @@ vmop_rc kube_recorder_new(struct kube_client *c, const struct kube_recorder_opts
     r->wall_us = o->wall_us;
     r->clock_ud = o->clock_ud;
     pthread_mutex_init(&r->lock, NULL);
-    kube_map_init(&r->cache, free);
+    vmop_map_init(&r->cache, free);
     if (!r->component || !r->instance || (o->host && !r->host)) {
         kube_recorder_free(r);
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory creating an event recorder");
@@ -60,7 +60,7 @@ void kube_recorder_free(struct kube_recorder *r)
 {
     if (!r)
         return;
-    kube_map_clear(&r->cache);
+    vmop_map_clear(&r->cache);
     pthread_mutex_destroy(&r->lock);
     free(r->component);
     free(r->host);
@@ -70,11 +70,11 @@ void kube_recorder_free(struct kube_recorder *r)
 
 static void evict_oldest_locked(struct kube_recorder *r)
 {
-    struct kube_map_iter it;
+    struct vmop_map_iter it;
     const char *oldest = NULL;
     uint64_t best = UINT64_MAX;
-    for (struct kube_map_entry *e = kube_map_first(&r->cache, &it); e;
-         e = kube_map_next(&r->cache, &it)) {
+    for (struct vmop_map_entry *e = vmop_map_first(&r->cache, &it); e;
+         e = vmop_map_next(&r->cache, &it)) {
         struct seen_event *s = e->val;
         if (s->used < best) {
             best = s->used;
@@ -84,7 +84,7 @@ static void evict_oldest_locked(struct kube_recorder *r)
     if (oldest) {
         char *k = strdup(oldest);
         if (k)
-            kube_map_del(&r->cache, k);
+            vmop_map_del(&r->cache, k);
         free(k);
     }
 }
@@ -144,7 +144,7 @@ vmop_rc kube_event(struct kube_recorder *r, const cJSON *obj, const char *type, 
     va_end(ap);
     snprintf(rsn, sizeof(rsn), "%s", reason);
     const char *ns = ons && *ons ? ons : "default";
-    int64_t now = r->wall_us ? r->wall_us(r->clock_ud) : kube_wall_us();
+    int64_t now = r->wall_us ? r->wall_us(r->clock_ud) : vmop_wall_us();
     kube_format_time(now, 0, ts, sizeof(ts));
 
     vbuf_init(&key, 8192);
@@ -160,7 +160,7 @@ vmop_rc kube_event(struct kube_recorder *r, const cJSON *obj, const char *type, 
     long count = 0;
     char prev_name[300] = "", prev_ns[256] = "";
     pthread_mutex_lock(&r->lock);
-    struct seen_event *s = kube_map_get(&r->cache, vbuf_str(&key));
+    struct seen_event *s = vmop_map_get(&r->cache, vbuf_str(&key));
     if (s) {
         count = ++s->count;
         s->used = ++r->tick;
@@ -187,7 +187,7 @@ vmop_rc kube_event(struct kube_recorder *r, const cJSON *obj, const char *type, 
         }
         /* the Event expired or was deleted: start a new one */
     }
-    snprintf(name, sizeof(name), "%s.%" PRIx64, oname, (uint64_t)now * 1000 + kube_rand(1000));
+    snprintf(name, sizeof(name), "%s.%" PRIx64, oname, (uint64_t)now * 1000 + vmop_rand(1000));
     ev = build_event(r, obj, name, ns, type, rsn, msg, ts);
     if (!ev) {
         rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory recording an event");
@@ -197,12 +197,12 @@ vmop_rc kube_event(struct kube_recorder *r, const cJSON *obj, const char *type, 
     if (rc)
         goto out;
     pthread_mutex_lock(&r->lock);
-    s = kube_map_get(&r->cache, vbuf_str(&key));
+    s = vmop_map_get(&r->cache, vbuf_str(&key));
     if (!s) {
         if (r->cache.len >= r->cache_size)
             evict_oldest_locked(r);
         s = calloc(1, sizeof(*s));
-        if (s && kube_map_put(&r->cache, vbuf_str(&key), s) != VMOP_OK) {
+        if (s && vmop_map_put(&r->cache, vbuf_str(&key), s) != VMOP_OK) {
             free(s);
             s = NULL;
         }

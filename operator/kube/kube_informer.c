@@ -95,7 +95,7 @@ struct index {
     char *name;
     kube_index_fn fn;
     void *ud;
-    struct kube_map values; /* value -> struct kube_map * (set of keys) */
+    struct vmop_map values; /* value -> struct vmop_map * (set of keys) */
 };
 
 struct kube_informer {
@@ -108,7 +108,7 @@ struct kube_informer {
     size_t n_idx;
 
     pthread_rwlock_t store_lock;
-    struct kube_map store; /* guarded by store_lock: key -> struct kube_obj * (one ref) */
+    struct vmop_map store; /* guarded by store_lock: key -> struct kube_obj * (one ref) */
 
     pthread_mutex_t dispatch_lock;
 
@@ -127,7 +127,7 @@ struct kube_informer {
 
 static void set_free_v(void *m)
 {
-    kube_map_clear(m);
+    vmop_map_clear(m);
     free(m);
 }
 
@@ -159,7 +159,7 @@ vmop_rc kube_informer_new(struct kube_client *c, const struct kube_informer_opts
     pthread_rwlock_init(&inf->store_lock, NULL);
     pthread_mutex_init(&inf->dispatch_lock, NULL);
     pthread_mutex_init(&inf->state_lock, NULL);
-    kube_map_init(&inf->store, obj_unref_v);
+    vmop_map_init(&inf->store, obj_unref_v);
     inf->backoff_ms = inf->o.backoff_min_ms;
     if (bad) {
         kube_informer_free(inf);
@@ -184,7 +184,7 @@ vmop_rc kube_informer_add_index(struct kube_informer *inf, const char *name, kub
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory adding an index");
     x->fn = fn;
     x->ud = ud;
-    kube_map_init(&x->values, set_free_v);
+    vmop_map_init(&x->values, set_free_v);
     inf->n_idx++;
     return VMOP_OK;
 }
@@ -213,24 +213,24 @@ static void index_update_locked(struct kube_informer *inf, const struct kube_obj
         struct emit_ctx e = {.n = 0};
         x->fn(o->json, x->ud, emit_cb, &e);
         for (size_t k = 0; k < e.n; k++) {
-            struct kube_map *set = kube_map_get(&x->values, e.vals[k]);
+            struct vmop_map *set = vmop_map_get(&x->values, e.vals[k]);
             if (add) {
                 if (!set) {
                     set = calloc(1, sizeof(*set));
                     if (set) {
-                        kube_map_init(set, NULL);
-                        if (kube_map_put(&x->values, e.vals[k], set) != VMOP_OK) {
+                        vmop_map_init(set, NULL);
+                        if (vmop_map_put(&x->values, e.vals[k], set) != VMOP_OK) {
                             free(set);
                             set = NULL;
                         }
                     }
                 }
                 if (set)
-                    (void)kube_map_put(set, o->key, NULL); /* NOMEM: index misses it */
+                    (void)vmop_map_put(set, o->key, NULL); /* NOMEM: index misses it */
             } else if (set) {
-                kube_map_del(set, o->key);
+                vmop_map_del(set, o->key);
                 if (!set->len)
-                    kube_map_del(&x->values, e.vals[k]);
+                    vmop_map_del(&x->values, e.vals[k]);
             }
             free(e.vals[k]);
         }
@@ -242,13 +242,13 @@ static void index_update_locked(struct kube_informer *inf, const struct kube_obj
 static struct kube_obj *store_put(struct kube_informer *inf, struct kube_obj *nobj, int *ret_failed)
 {
     pthread_rwlock_wrlock(&inf->store_lock);
-    struct kube_obj *old = kube_map_get(&inf->store, nobj->key);
+    struct kube_obj *old = vmop_map_get(&inf->store, nobj->key);
     *ret_failed = 0;
     if (old) {
         index_update_locked(inf, old, 0);
         kube_obj_ref(old); /* survives the replacement for the caller */
     }
-    if (kube_map_put(&inf->store, nobj->key, nobj) != VMOP_OK) {
+    if (vmop_map_put(&inf->store, nobj->key, nobj) != VMOP_OK) {
         if (old)
             index_update_locked(inf, old, 1);
         kube_obj_unref(old);
@@ -265,7 +265,7 @@ static struct kube_obj *store_put(struct kube_informer *inf, struct kube_obj *no
 static struct kube_obj *store_del(struct kube_informer *inf, const char *key)
 {
     pthread_rwlock_wrlock(&inf->store_lock);
-    struct kube_obj *old = kube_map_take(&inf->store, key);
+    struct kube_obj *old = vmop_map_take(&inf->store, key);
     if (old)
         index_update_locked(inf, old, 0);
     pthread_rwlock_unlock(&inf->store_lock);
@@ -332,7 +332,7 @@ static int on_event(void *ud, enum kube_event_type type, cJSON *obj)
         }
     } else {
         pthread_rwlock_rdlock(&inf->store_lock);
-        struct kube_obj *cur = kube_map_get(&inf->store, key);
+        struct kube_obj *cur = vmop_map_get(&inf->store, key);
         int cmp = cur ? kube_rv_cmp(rv, cur->rv) : 1;
         pthread_rwlock_unlock(&inf->store_lock);
         set_last_rv(inf, rv);
@@ -354,9 +354,9 @@ static vmop_rc relist(struct kube_informer *inf, struct vmop_err *err)
                            .limit = inf->o.page_size,
                            .cancel = &inf->stop};
     cJSON *list = NULL;
-    struct kube_map seen;
+    struct vmop_map seen;
     char key[1024];
-    kube_map_init(&seen, NULL);
+    vmop_map_init(&seen, NULL);
     __atomic_add_fetch(&inf->n_lists, 1, __ATOMIC_RELAXED);
     vmop_rc rc = kube_list_all(inf->c, inf->o.resource, inf->o.ns, &lo, &list, err);
     if (rc)
@@ -369,13 +369,13 @@ static vmop_rc relist(struct kube_informer *inf, struct vmop_err *err)
             cJSON_Delete(it);
             continue;
         }
-        if (kube_map_put(&seen, key, NULL) != VMOP_OK) {
+        if (vmop_map_put(&seen, key, NULL) != VMOP_OK) {
             cJSON_Delete(it);
             rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory relisting");
             goto out;
         }
         pthread_rwlock_rdlock(&inf->store_lock);
-        struct kube_obj *cur = kube_map_get(&inf->store, key);
+        struct kube_obj *cur = vmop_map_get(&inf->store, key);
         int same = cur && kube_rv_cmp(kube_obj_rv(it), cur->rv) == 0;
         pthread_rwlock_unlock(&inf->store_lock);
         if (same)
@@ -389,10 +389,10 @@ static vmop_rc relist(struct kube_informer *inf, struct vmop_err *err)
     pthread_rwlock_rdlock(&inf->store_lock);
     if (inf->store.len)
         gone = calloc(inf->store.len, sizeof(*gone));
-    struct kube_map_iter iter;
-    for (struct kube_map_entry *e = kube_map_first(&inf->store, &iter); e && gone;
-         e = kube_map_next(&inf->store, &iter))
-        if (!kube_map_has(&seen, e->key) && (gone[n_gone] = strdup(e->key)))
+    struct vmop_map_iter iter;
+    for (struct vmop_map_entry *e = vmop_map_first(&inf->store, &iter); e && gone;
+         e = vmop_map_next(&inf->store, &iter))
+        if (!vmop_map_has(&seen, e->key) && (gone[n_gone] = strdup(e->key)))
             n_gone++;
     pthread_rwlock_unlock(&inf->store_lock);
     for (size_t i = 0; i < n_gone; i++) {
@@ -407,14 +407,14 @@ static vmop_rc relist(struct kube_informer *inf, struct vmop_err *err)
     __atomic_store_n(&inf->synced, 1, __ATOMIC_RELEASE);
 out:
     pthread_mutex_unlock(&inf->dispatch_lock);
-    kube_map_clear(&seen);
+    vmop_map_clear(&seen);
     cJSON_Delete(list);
     return rc;
 }
 
 static void backoff(struct kube_informer *inf)
 {
-    kube_sleep_ms(kube_jitter_ms(inf->backoff_ms, 0.2), &inf->stop);
+    vmop_sleep_ms(vmop_jitter_ms(inf->backoff_ms, 0.2), &inf->stop);
     inf->backoff_ms *= 2;
     if (inf->backoff_ms > inf->o.backoff_max_ms)
         inf->backoff_ms = inf->o.backoff_max_ms;
@@ -442,7 +442,7 @@ static void *informer_main(void *arg)
                                .allow_bookmarks = 1,
                                .timeout_seconds = inf->o.watch_timeout_s
                                                       ? inf->o.watch_timeout_s
-                                                      : 300 + (int)kube_rand(301),
+                                                      : 300 + (int)vmop_rand(301),
                                .cancel = &inf->stop};
         __atomic_add_fetch(&inf->n_watches, 1, __ATOMIC_RELAXED);
         vmop_rc rc = kube_watch(inf->c, inf->o.resource, inf->o.ns, &wo, on_event, inf, &err);
@@ -472,7 +472,7 @@ static void *resync_main(void *arg)
 {
     struct kube_informer *inf = arg;
     while (!__atomic_load_n(&inf->stop, __ATOMIC_ACQUIRE)) {
-        kube_sleep_ms(inf->o.resync_ms, &inf->stop);
+        vmop_sleep_ms(inf->o.resync_ms, &inf->stop);
         if (__atomic_load_n(&inf->stop, __ATOMIC_ACQUIRE))
             break;
         if (!kube_informer_has_synced(inf) || !inf->h.on_update)
@@ -527,10 +527,10 @@ void kube_informer_free(struct kube_informer *inf)
         return;
     kube_informer_stop(inf);
     for (size_t i = 0; i < inf->n_idx; i++) {
-        kube_map_clear(&inf->idx[i].values);
+        vmop_map_clear(&inf->idx[i].values);
         free(inf->idx[i].name);
     }
-    kube_map_clear(&inf->store);
+    vmop_map_clear(&inf->store);
     pthread_rwlock_destroy(&inf->store_lock);
     pthread_mutex_destroy(&inf->dispatch_lock);
     pthread_mutex_destroy(&inf->state_lock);
@@ -547,11 +547,11 @@ int kube_informer_has_synced(struct kube_informer *inf)
 
 vmop_rc kube_informer_wait_synced(struct kube_informer *inf, long timeout_ms)
 {
-    int64_t end = kube_mono_ms() + timeout_ms;
+    int64_t end = vmop_mono_ms() + timeout_ms;
     while (!kube_informer_has_synced(inf)) {
-        if (kube_mono_ms() >= end)
+        if (vmop_mono_ms() >= end)
             return VMOP_E_TIMEOUT;
-        kube_sleep_ms(5, NULL);
+        vmop_sleep_ms(5, NULL);
     }
     return VMOP_OK;
 }
@@ -559,7 +559,7 @@ vmop_rc kube_informer_wait_synced(struct kube_informer *inf, long timeout_ms)
 struct kube_obj *kube_informer_get(struct kube_informer *inf, const char *key)
 {
     pthread_rwlock_rdlock(&inf->store_lock);
-    struct kube_obj *o = kube_map_get(&inf->store, key);
+    struct kube_obj *o = vmop_map_get(&inf->store, key);
     if (o)
         kube_obj_ref(o);
     pthread_rwlock_unlock(&inf->store_lock);
@@ -576,9 +576,9 @@ vmop_rc kube_informer_list(struct kube_informer *inf, struct kube_obj ***ret_obj
         pthread_rwlock_unlock(&inf->store_lock);
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory listing the cache");
     }
-    struct kube_map_iter it;
-    for (struct kube_map_entry *e = kube_map_first(&inf->store, &it); e;
-         e = kube_map_next(&inf->store, &it))
+    struct vmop_map_iter it;
+    for (struct vmop_map_entry *e = vmop_map_first(&inf->store, &it); e;
+         e = vmop_map_next(&inf->store, &it))
         arr[n++] = kube_obj_ref(e->val);
     pthread_rwlock_unlock(&inf->store_lock);
     *ret_objs = arr;
@@ -596,17 +596,17 @@ vmop_rc kube_informer_by_index(struct kube_informer *inf, const char *index, con
     if (!x)
         return vmop_fail(err, VMOP_E_NOT_FOUND, "no index '%s'", index);
     pthread_rwlock_rdlock(&inf->store_lock);
-    struct kube_map *set = kube_map_get(&x->values, value);
+    struct vmop_map *set = vmop_map_get(&x->values, value);
     size_t n = 0, cap = set ? set->len : 0;
     struct kube_obj **arr = calloc(cap + 1, sizeof(*arr));
     if (!arr) {
         pthread_rwlock_unlock(&inf->store_lock);
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory reading an index");
     }
-    struct kube_map_iter it;
-    for (struct kube_map_entry *e = set ? kube_map_first(set, &it) : NULL; e;
-         e = kube_map_next(set, &it)) {
-        struct kube_obj *o = kube_map_get(&inf->store, e->key);
+    struct vmop_map_iter it;
+    for (struct vmop_map_entry *e = set ? vmop_map_first(set, &it) : NULL; e;
+         e = vmop_map_next(set, &it)) {
+        struct kube_obj *o = vmop_map_get(&inf->store, e->key);
         if (o)
             arr[n++] = kube_obj_ref(o);
     }

@@ -41,12 +41,12 @@ struct kube_elector {
 
 static int64_t real_mono(void *ud)
 {
-    return kube_mono_ms();
+    return vmop_mono_ms();
 }
 
 static int64_t real_wall(void *ud)
 {
-    return kube_wall_us();
+    return vmop_wall_us();
 }
 
 static vmop_rc api_get(void *ud, const char *ns, const char *name, cJSON **ret,
@@ -364,7 +364,7 @@ long kube_elector_step(struct kube_elector *el)
             el->o.on_stopped_leading(el->o.cb_ud);
         return -1;
     }
-    return leading ? el->o.retry_period_ms : kube_jitter_ms(el->o.retry_period_ms, 1.2);
+    return leading ? el->o.retry_period_ms : vmop_jitter_ms(el->o.retry_period_ms, 1.2);
 }
 
 static void *elector_main(void *arg)
@@ -383,7 +383,7 @@ static void *elector_main(void *arg)
                 wait = left > 0 ? (long)left : 0;
         }
         pthread_mutex_unlock(&el->lock);
-        kube_sleep_ms(wait, &el->stop);
+        vmop_sleep_ms(wait, &el->stop);
     }
     return NULL;
 }

@@ -26,12 +26,12 @@ struct kube_queue {
     /* all guarded by lock */
     char **fifo; /* ring of ready keys (owned) */
     size_t head, len, cap;
-    struct kube_map dirty;      /* keys wanting processing (value unused) */
-    struct kube_map processing; /* keys a worker holds */
-    struct kube_map waiting;    /* key -> (int64_t *) earliest ready time (owned) */
+    struct vmop_map dirty;      /* keys wanting processing (value unused) */
+    struct vmop_map processing; /* keys a worker holds */
+    struct vmop_map waiting;    /* key -> (int64_t *) earliest ready time (owned) */
     struct delayed *heap;
     size_t heap_len, heap_cap;
-    struct kube_map failures; /* key -> (unsigned *) failure count (owned) */
+    struct vmop_map failures; /* key -> (unsigned *) failure count (owned) */
     double tokens;            /* token bucket */
     int64_t tokens_at_ms;
     int shutting_down;
@@ -42,7 +42,7 @@ struct kube_queue {
 
 static int64_t q_now(struct kube_queue *q)
 {
-    return q->o.now_ms ? q->o.now_ms(q->o.clock_ud) : kube_mono_ms();
+    return q->o.now_ms ? q->o.now_ms(q->o.clock_ud) : vmop_mono_ms();
 }
 
 vmop_rc kube_queue_new(const struct kube_queue_opts *o, struct kube_queue **ret_q,
@@ -67,10 +67,10 @@ vmop_rc kube_queue_new(const struct kube_queue_opts *o, struct kube_queue **ret_
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&q->cond, &ca);
     pthread_condattr_destroy(&ca);
-    kube_map_init(&q->dirty, NULL);
-    kube_map_init(&q->processing, NULL);
-    kube_map_init(&q->waiting, free);
-    kube_map_init(&q->failures, free);
+    vmop_map_init(&q->dirty, NULL);
+    vmop_map_init(&q->processing, NULL);
+    vmop_map_init(&q->waiting, free);
+    vmop_map_init(&q->failures, free);
     q->tokens = q->o.burst;
     q->tokens_at_ms = q_now(q);
     *ret_q = q;
@@ -87,10 +87,10 @@ void kube_queue_free(struct kube_queue *q)
     for (size_t i = 0; i < q->heap_len; i++)
         free(q->heap[i].key);
     free(q->heap);
-    kube_map_clear(&q->dirty);
-    kube_map_clear(&q->processing);
-    kube_map_clear(&q->waiting);
-    kube_map_clear(&q->failures);
+    vmop_map_clear(&q->dirty);
+    vmop_map_clear(&q->processing);
+    vmop_map_clear(&q->waiting);
+    vmop_map_clear(&q->failures);
     pthread_cond_destroy(&q->cond);
     pthread_mutex_destroy(&q->lock);
     free(q);
@@ -135,15 +135,15 @@ static char *fifo_pop_locked(struct kube_queue *q)
 
 static vmop_rc add_locked(struct kube_queue *q, const char *key)
 {
-    if (q->shutting_down || kube_map_has(&q->dirty, key))
+    if (q->shutting_down || vmop_map_has(&q->dirty, key))
         return VMOP_OK;
-    if (kube_map_put(&q->dirty, key, NULL))
+    if (vmop_map_put(&q->dirty, key, NULL))
         return VMOP_E_NOMEM;
-    if (kube_map_has(&q->processing, key))
+    if (vmop_map_has(&q->processing, key))
         return VMOP_OK; /* handed out again by done() */
     vmop_rc rc = fifo_push_locked(q, key);
     if (rc) {
-        kube_map_del(&q->dirty, key);
+        vmop_map_del(&q->dirty, key);
         return rc;
     }
     pthread_cond_signal(&q->cond);
@@ -213,14 +213,14 @@ static struct delayed heap_pop_locked(struct kube_queue *q)
 /* Moves due delayed keys to the ready FIFO. Returns the ms until the next one (or -1). */
 static int64_t promote_due_locked(struct kube_queue *q)
 {
-    int64_t now = kube_mono_ms();
+    int64_t now = vmop_mono_ms();
     while (q->heap_len) {
         if (q->heap[0].at_ms > now)
             return q->heap[0].at_ms - now;
         struct delayed d = heap_pop_locked(q);
-        int64_t *at = kube_map_get(&q->waiting, d.key);
+        int64_t *at = vmop_map_get(&q->waiting, d.key);
         if (at && *at == d.at_ms) { /* else a stale entry */
-            kube_map_del(&q->waiting, d.key);
+            vmop_map_del(&q->waiting, d.key);
             (void)add_locked(q, d.key);
         }
         free(d.key);
@@ -238,8 +238,8 @@ vmop_rc kube_queue_add_after(struct kube_queue *q, const char *key, long delay_m
     pthread_mutex_lock(&q->lock);
     if (q->shutting_down)
         goto out;
-    int64_t at = kube_mono_ms() + delay_ms;
-    int64_t *cur = kube_map_get(&q->waiting, key);
+    int64_t at = vmop_mono_ms() + delay_ms;
+    int64_t *cur = vmop_map_get(&q->waiting, key);
     if (cur && *cur <= at)
         goto out; /* an earlier wake-up is already pending */
     int64_t *nat = malloc(sizeof(*nat));
@@ -252,7 +252,7 @@ vmop_rc kube_queue_add_after(struct kube_queue *q, const char *key, long delay_m
         free(nat);
         goto out;
     }
-    if ((rc = kube_map_put(&q->waiting, key, nat))) {
+    if ((rc = vmop_map_put(&q->waiting, key, nat))) {
         free(nat);
         goto out;
     }
@@ -267,11 +267,11 @@ out:
 long kube_queue_when(struct kube_queue *q, const char *key)
 {
     pthread_mutex_lock(&q->lock);
-    unsigned *f = kube_map_get(&q->failures, key);
+    unsigned *f = vmop_map_get(&q->failures, key);
     unsigned n = f ? *f : 0;
     if (!f) {
         f = malloc(sizeof(*f));
-        if (f && kube_map_put(&q->failures, key, f) != VMOP_OK) {
+        if (f && vmop_map_put(&q->failures, key, f) != VMOP_OK) {
             free(f);
             f = NULL;
         }
@@ -308,14 +308,14 @@ vmop_rc kube_queue_add_rate_limited(struct kube_queue *q, const char *key)
 void kube_queue_forget(struct kube_queue *q, const char *key)
 {
     pthread_mutex_lock(&q->lock);
-    kube_map_del(&q->failures, key);
+    vmop_map_del(&q->failures, key);
     pthread_mutex_unlock(&q->lock);
 }
 
 unsigned kube_queue_num_requeues(struct kube_queue *q, const char *key)
 {
     pthread_mutex_lock(&q->lock);
-    unsigned *f = kube_map_get(&q->failures, key);
+    unsigned *f = vmop_map_get(&q->failures, key);
     unsigned n = f ? *f : 0;
     pthread_mutex_unlock(&q->lock);
     return n;
@@ -332,7 +332,7 @@ static void deadline_ts(int64_t at_mono_ms, struct timespec *ts)
 vmop_rc kube_queue_get(struct kube_queue *q, long timeout_ms, char **ret_key)
 {
     vmop_rc rc = VMOP_OK;
-    int64_t deadline = timeout_ms >= 0 ? kube_mono_ms() + timeout_ms : -1;
+    int64_t deadline = timeout_ms >= 0 ? vmop_mono_ms() + timeout_ms : -1;
     pthread_mutex_lock(&q->lock);
     for (;;) {
         if (q->drop) {
@@ -342,7 +342,7 @@ vmop_rc kube_queue_get(struct kube_queue *q, long timeout_ms, char **ret_key)
         int64_t next = q->shutting_down ? -1 : promote_due_locked(q);
         if (q->len) {
             char *k = fifo_pop_locked(q);
-            if (kube_map_put(&q->processing, k, NULL) != VMOP_OK) {
+            if (vmop_map_put(&q->processing, k, NULL) != VMOP_OK) {
                 /* keep it queued; report the failure */
                 q->head = (q->head + q->cap - 1) % q->cap;
                 q->fifo[q->head] = k;
@@ -350,7 +350,7 @@ vmop_rc kube_queue_get(struct kube_queue *q, long timeout_ms, char **ret_key)
                 rc = VMOP_E_NOMEM;
                 break;
             }
-            kube_map_del(&q->dirty, k);
+            vmop_map_del(&q->dirty, k);
             *ret_key = k;
             break;
         }
@@ -358,7 +358,7 @@ vmop_rc kube_queue_get(struct kube_queue *q, long timeout_ms, char **ret_key)
             rc = VMOP_E_CANCELED;
             break;
         }
-        int64_t now = kube_mono_ms();
+        int64_t now = vmop_mono_ms();
         if (deadline >= 0 && now >= deadline) {
             rc = VMOP_E_TIMEOUT;
             break;
@@ -381,12 +381,12 @@ vmop_rc kube_queue_get(struct kube_queue *q, long timeout_ms, char **ret_key)
 void kube_queue_done(struct kube_queue *q, const char *key)
 {
     pthread_mutex_lock(&q->lock);
-    kube_map_del(&q->processing, key);
-    if (kube_map_has(&q->dirty, key) && !q->drop) {
+    vmop_map_del(&q->processing, key);
+    if (vmop_map_has(&q->dirty, key) && !q->drop) {
         if (fifo_push_locked(q, key) == VMOP_OK)
             pthread_cond_signal(&q->cond);
         else
-            kube_map_del(&q->dirty, key); /* out of memory: the key is lost, like a drop */
+            vmop_map_del(&q->dirty, key); /* out of memory: the key is lost, like a drop */
     }
     pthread_cond_broadcast(&q->cond); /* kube_workers_stop() may wait for an empty queue */
     pthread_mutex_unlock(&q->lock);
@@ -497,10 +497,10 @@ vmop_rc kube_workers_stop(struct kube_workers *w, long drain_ms, struct vmop_err
     vmop_rc rc = VMOP_OK;
     struct kube_queue *q = w->q;
     kube_queue_shutdown(q);
-    int64_t deadline = kube_mono_ms() + (drain_ms > 0 ? drain_ms : 0);
+    int64_t deadline = vmop_mono_ms() + (drain_ms > 0 ? drain_ms : 0);
     pthread_mutex_lock(&q->lock);
     while (w->running > 0) {
-        if (kube_mono_ms() >= deadline) {
+        if (vmop_mono_ms() >= deadline) {
             if (q->len || q->processing.len)
                 rc = vmop_fail(err, VMOP_E_TIMEOUT,
                                "work queue drain: %zu keys queued, %zu in progress at the deadline",

@@ -412,7 +412,7 @@ static cJSON *flow_value(struct yparser *p, int lineno, const char **sp, int in_
         cJSON *v = count_node(p, lineno) ? NULL : cJSON_CreateString(s);
         if (!v && p->err->rc == VMOP_OK)
             yfail(p, VMOP_E_NOMEM, lineno, "out of memory");
-        kube_free_secret(s);
+        vmop_free_secret(s);
         return v;
     }
     if (c == '&' || c == '*' || c == '!') {
@@ -435,7 +435,7 @@ static cJSON *flow_value(struct yparser *p, int lineno, const char **sp, int in_
     if (!s)
         return NULL;
     cJSON *v = plain_scalar(p, lineno, s);
-    kube_free_secret(s);
+    vmop_free_secret(s);
     return v;
 }
 
@@ -735,7 +735,7 @@ out:
         root = NULL;
     }
     if (copy)
-        kube_free_secret_n(copy, len + 1);
+        vmop_free_secret_n(copy, len + 1);
     free(p.lines);
     if (!rc)
         *ret = root;

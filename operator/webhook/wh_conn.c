@@ -18,23 +18,17 @@
 #include <openssl/err.h>
 
 #include "wh_http.h"
+#include "vmop_clock.h"
 #include "wh_internal.h"
 
 enum io_res { IO_OK = 0, IO_EOF = -1, IO_ERR = -2, IO_TIMEOUT = -3 };
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Waits for fd to become ready for what OpenSSL asked (ssl_err), until deadline. */
 static enum io_res wait_io(struct wh_conn *c, int ssl_err, long long deadline)
 {
     struct pollfd p = {.fd = c->fd, .events = ssl_err == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN};
     for (;;) {
-        long long left = deadline - now_ms();
+        long long left = deadline - vmop_mono_ms();
         int n;
         if (left <= 0)
             return IO_TIMEOUT;
@@ -106,7 +100,7 @@ static enum io_res respond(struct wh_conn *c, int status, const char *ctype, con
 {
     struct vbuf head;
     enum io_res r;
-    long long deadline = now_ms() + c->s->write_ms;
+    long long deadline = vmop_mono_ms() + c->s->write_ms;
     vbuf_init(&head, 1024);
     wh_http_head_add(&head, status, ctype, len, keep_alive);
     r = vbuf_error(&head) ? IO_ERR : conn_write(c, head.data, head.len, deadline);
@@ -134,7 +128,7 @@ static void refuse(struct wh_conn *c, int status, const char *msg)
     }
     vbuf_free(&b);
     shutdown(c->fd, SHUT_WR);
-    deadline = now_ms() + WH_LINGER_MS;
+    deadline = vmop_mono_ms() + WH_LINGER_MS;
     while (conn_read(c, junk, sizeof(junk), &n, deadline) == IO_OK)
         ;
 }
@@ -153,7 +147,7 @@ static size_t read_head(struct wh_conn *c, long long idle_deadline, long long *r
             return 0;
         }
         if (c->len && !deadline)
-            deadline = now_ms() + c->s->read_ms; /* a request has started */
+            deadline = vmop_mono_ms() + c->s->read_ms; /* a request has started */
         r = conn_read(c, c->buf + c->len, WH_MAX_HEAD - c->len, &n,
                       deadline ? deadline : idle_deadline);
         if (r == IO_TIMEOUT && deadline) {
@@ -163,10 +157,10 @@ static size_t read_head(struct wh_conn *c, long long idle_deadline, long long *r
         if (r != IO_OK)
             return 0; /* closed, or idle past idle_ms: normal for keep-alive */
         if (!deadline)
-            deadline = now_ms() + c->s->read_ms;
+            deadline = vmop_mono_ms() + c->s->read_ms;
         c->len += n;
     }
-    *ret_deadline = deadline ? deadline : now_ms() + c->s->read_ms;
+    *ret_deadline = deadline ? deadline : vmop_mono_ms() + c->s->read_ms;
     return head_len;
 }
 
@@ -211,7 +205,7 @@ static int serve_one(struct wh_conn *c, long long idle_deadline)
     }
     body_len = (size_t)req.content_length;
     if (req.expect_continue && c->len == head_len &&
-        conn_write(c, "HTTP/1.1 100 Continue\r\n\r\n", 25, now_ms() + s->write_ms) != IO_OK)
+        conn_write(c, "HTTP/1.1 100 Continue\r\n\r\n", 25, vmop_mono_ms() + s->write_ms) != IO_OK)
         return 0;
     body = malloc(body_len + 1);
     if (!body) {
@@ -254,7 +248,7 @@ void *wh_conn_main(void *arg)
 {
     struct wh_conn *c = arg;
     struct wh_server *s = c->s;
-    enum io_res r = handshake(c, now_ms() + s->read_ms);
+    enum io_res r = handshake(c, vmop_mono_ms() + s->read_ms);
 
     if (r == IO_TIMEOUT)
         wh_server_count(s, 0, 1);
@@ -263,7 +257,7 @@ void *wh_conn_main(void *arg)
          * connection that has carried a request may idle for idle_ms, so clients that connect and
          * say nothing cannot hold the max_conns slots for long. */
         long long wait = s->read_ms;
-        while (serve_one(c, now_ms() + wait))
+        while (serve_one(c, vmop_mono_ms() + wait))
             wait = s->idle_ms;
         SSL_shutdown(c->ssl); /* one close_notify, not waiting for the peer's */
     }

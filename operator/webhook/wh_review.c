@@ -3,6 +3,7 @@
  * VMOP_E_INVALID (the API server never sends one, so it is a client we should not trust).
  */
 #include "wh_review.h"
+#include "vmop_base64.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -288,20 +289,14 @@ static int add_patch(cJSON *response, const cJSON *patch)
 {
     char *s = cJSON_PrintUnformatted(patch);
     size_t n = s ? strlen(s) : 0;
-    unsigned char *b64;
+    char *b64 = NULL;
     int ok;
-    if (!s || n > WH_MAX_RESPONSE / 2) {
+    if (!s || n > WH_MAX_RESPONSE / 2 || vmop_base64_encode(s, n, &b64, NULL) != VMOP_OK) {
         free(s);
         return 0;
     }
-    b64 = malloc(4 * ((n + 2) / 3) + 1);
-    if (!b64) {
-        free(s);
-        return 0;
-    }
-    EVP_EncodeBlock(b64, (const unsigned char *)s, (int)n);
     ok = cJSON_AddStringToObject(response, "patchType", "JSONPatch") &&
-         cJSON_AddStringToObject(response, "patch", (const char *)b64);
+         cJSON_AddStringToObject(response, "patch", b64);
     free(b64);
     free(s);
     return ok;

@@ -100,10 +100,10 @@ START_TEST(retries)
     struct kube_client *c = client_for(&m, &o, NULL, NULL);
     struct vmop_err err = {0};
     cJSON *obj = NULL;
-    int64_t t0 = kube_mono_ms();
+    int64_t t0 = vmop_mono_ms();
     ck_assert_msg(kube_get(c, &VMS, "ns", "x", NULL, &obj, &err) == VMOP_OK, "%s", err.msg);
     cJSON_Delete(obj);
-    int64_t dt = kube_mono_ms() - t0;
+    int64_t dt = vmop_mono_ms() - t0;
     ck_assert_int_ge(dt, 250); /* Retry-After honoured, capped at retry_max_ms */
     ck_assert_int_lt(dt, 900);
     ck_assert_uint_eq(kube_client_retries(c), 1);
@@ -233,9 +233,9 @@ START_TEST(request_timeout)
     struct kube_client *c = client_for(&m, &o, NULL, NULL);
     struct vmop_err err = {0};
     cJSON *obj = NULL;
-    int64_t t0 = kube_mono_ms();
+    int64_t t0 = vmop_mono_ms();
     ck_assert_int_eq(kube_get(c, &VMS, "ns", "x", NULL, &obj, &err), VMOP_E_TIMEOUT);
-    ck_assert_int_lt(kube_mono_ms() - t0, 3000);
+    ck_assert_int_lt(vmop_mono_ms() - t0, 3000);
     kube_client_free(c);
     mock_stop(&m);
 }
@@ -357,7 +357,7 @@ static int on_ev(void *ud, enum kube_event_type t, cJSON *obj)
 
 static void *set_flag_later(void *arg)
 {
-    kube_sleep_ms(200, NULL);
+    vmop_sleep_ms(200, NULL);
     __atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
     return NULL;
 }
@@ -406,9 +406,9 @@ START_TEST(watch_streams)
     pthread_t th;
     pthread_create(&th, NULL, set_flag_later, &cancel);
     o.cancel = &cancel;
-    int64_t t0 = kube_mono_ms();
+    int64_t t0 = vmop_mono_ms();
     ck_assert_int_eq(kube_watch(c, &VMS, "ns", &o, on_ev, &s, &err), VMOP_E_CANCELED);
-    ck_assert_int_lt(kube_mono_ms() - t0, 3000);
+    ck_assert_int_lt(vmop_mono_ms() - t0, 3000);
     pthread_join(th, NULL);
     kube_client_free(c);
     mock_stop(&m);
@@ -552,14 +552,14 @@ START_TEST(informer_resume_and_relist)
     ck_assert_int_eq(kube_informer_start(inf, &err), VMOP_OK);
     ck_assert_int_eq(kube_informer_wait_synced(inf, 5000), VMOP_OK);
     /* wait (bounded) for the final DELETED of a */
-    int64_t end = kube_mono_ms() + 10000;
+    int64_t end = vmop_mono_ms() + 10000;
     for (;;) {
         pthread_mutex_lock(&r.lock);
         int n = r.n;
         pthread_mutex_unlock(&r.lock);
-        if (n >= 8 || kube_mono_ms() > end)
+        if (n >= 8 || vmop_mono_ms() > end)
             break;
-        kube_sleep_ms(5, NULL);
+        vmop_sleep_ms(5, NULL);
     }
     const char *want[] = {"add ns/a 1",    "add ns/b 2", "update ns/a 3", "add ns/c 4",
                           "update ns/c 6", "add ns/d 7", "delete ns/b 2", "delete ns/a 8"};
@@ -595,9 +595,9 @@ START_TEST(informer_resume_and_relist)
     kube_informer_last_rv(inf, rv, sizeof(rv));
     ck_assert_str_eq(rv, "8");
 
-    int64_t t0 = kube_mono_ms();
+    int64_t t0 = vmop_mono_ms();
     kube_informer_free(inf); /* aborts the idle watch */
-    ck_assert_int_lt(kube_mono_ms() - t0, 3000);
+    ck_assert_int_lt(vmop_mono_ms() - t0, 3000);
     /* a reference outlives the informer */
     ck_assert_str_eq(kube_obj_key(o), "ns/c");
     kube_obj_unref(o);

@@ -337,7 +337,7 @@ START_TEST(util_time_b64)
     char *out = NULL;
     size_t n = 0;
     struct vmop_err err = {0};
-    ck_assert_int_eq(kube_base64_decode("aGVsbG8=", &out, &n, &err), VMOP_OK);
+    ck_assert_int_eq(vmop_base64_decode("aGVsbG8=", 8, VMOP_B64_LENIENT, &out, &n, &err), VMOP_OK);
     ck_assert_str_eq(out, "hello");
     ck_assert_uint_eq(n, 5);
     free(out);

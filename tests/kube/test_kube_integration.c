@@ -200,7 +200,7 @@ START_TEST(tls_token_and_crud)
     for (int via_proxy = 1; via_proxy >= 0; via_proxy--) {
         struct kube_config *cfg = NULL;
         ck_assert_int_eq(kube_config_from_files(cl->token_kubeconfig, NULL, &cfg, &err), VMOP_OK);
-        kube_free_secret(cfg->token);
+        vmop_free_secret(cfg->token);
         cfg->token = strdup("wrong");
         if (!via_proxy) {
             free(cfg->server);
@@ -791,19 +791,19 @@ START_TEST(leader_election_failover)
     struct kube_elector *ea = elector(c, "alpha", &ca, 0);
     WAIT_UNTIL(kube_elector_is_leader(ea), 10000);
     struct kube_elector *eb = elector(c, "beta", &cb, 1);
-    kube_sleep_ms(600, NULL); /* three retry periods: beta must stay a follower */
+    vmop_sleep_ms(600, NULL); /* three retry periods: beta must stay a follower */
     ck_assert(!kube_elector_is_leader(eb));
     char holder[64];
     kube_elector_holder(eb, holder, sizeof(holder));
     ck_assert_str_eq(holder, "alpha");
 
     /* alpha dies without releasing: beta takes over after the lease duration */
-    int64_t t0 = kube_mono_ms();
+    int64_t t0 = vmop_mono_ms();
     kube_elector_free(ea);
     ck_assert_int_eq(ca.started, 1);
     ck_assert_int_eq(ca.stopped, 1);
     WAIT_UNTIL(kube_elector_is_leader(eb), 10000);
-    ck_assert_int_ge(kube_mono_ms() - t0, 1500);
+    ck_assert_int_ge(vmop_mono_ms() - t0, 1500);
     cJSON *lease = NULL;
     ck_assert_int_eq(
         kube_get(c, &kube_res_leases, "kit-lease", "kubeclient-test", NULL, &lease, &err), VMOP_OK);
@@ -816,13 +816,13 @@ START_TEST(leader_election_failover)
 
     /* beta releases on shutdown: gamma takes over well before a lease duration */
     struct kube_elector *ec = elector(c, "gamma", &cc, 1);
-    kube_sleep_ms(400, NULL);
+    vmop_sleep_ms(400, NULL);
     ck_assert(!kube_elector_is_leader(ec));
-    t0 = kube_mono_ms();
+    t0 = vmop_mono_ms();
     kube_elector_free(eb);
     ck_assert_int_eq(cb.stopped, 1);
     WAIT_UNTIL(kube_elector_is_leader(ec), 10000);
-    ck_assert_int_lt(kube_mono_ms() - t0, 1500);
+    ck_assert_int_lt(vmop_mono_ms() - t0, 1500);
     kube_elector_free(ec);
     ck_assert_int_eq(cc.started, 1);
     kube_client_free(c);

@@ -106,24 +106,24 @@ START_TEST(delays)
 {
     struct kube_queue *q = new_q(NULL);
     char *k = NULL;
-    int64_t t0 = kube_mono_ms();
+    int64_t t0 = vmop_mono_ms();
     ck_assert_int_eq(kube_queue_add_after(q, "late", 60), VMOP_OK);
     ck_assert_uint_eq(kube_queue_delayed_len(q), 1);
     ck_assert_int_eq(kube_queue_get(q, 10, &k), VMOP_E_TIMEOUT);
     ck_assert_int_eq(kube_queue_get(q, 5000, &k), VMOP_OK);
     ck_assert_str_eq(k, "late");
-    ck_assert_int_ge(kube_mono_ms() - t0, 55);
+    ck_assert_int_ge(vmop_mono_ms() - t0, 55);
     kube_queue_done(q, k);
     free(k);
 
     /* the earliest pending time per key wins; a later one does not postpone it */
-    t0 = kube_mono_ms();
+    t0 = vmop_mono_ms();
     ck_assert_int_eq(kube_queue_add_after(q, "x", 60000), VMOP_OK);
     ck_assert_int_eq(kube_queue_add_after(q, "x", 20), VMOP_OK);
     ck_assert_int_eq(kube_queue_add_after(q, "x", 30000), VMOP_OK);
     ck_assert_int_eq(kube_queue_get(q, 5000, &k), VMOP_OK);
     ck_assert_str_eq(k, "x");
-    ck_assert_int_lt(kube_mono_ms() - t0, 5000);
+    ck_assert_int_lt(vmop_mono_ms() - t0, 5000);
     kube_queue_done(q, k);
     free(k);
     /* the stale heap entries do not hand x out again */
@@ -246,14 +246,14 @@ START_TEST(failures_are_retried)
     ck_assert_int_eq(kube_queue_add(c.q, "k0"), VMOP_OK);
     ck_assert_int_eq(kube_queue_add(c.q, "k2"), VMOP_OK);
     /* bounded polling: 3 failures of k0 back off 5+10+20 ms */
-    int64_t end = kube_mono_ms() + 10000;
+    int64_t end = vmop_mono_ms() + 10000;
     for (;;) {
         pthread_mutex_lock(&c.lock);
         int done = c.processed[0] == 4 && c.processed[2] == 2;
         pthread_mutex_unlock(&c.lock);
-        if (done || kube_mono_ms() > end)
+        if (done || vmop_mono_ms() > end)
             break;
-        kube_sleep_ms(5, NULL);
+        vmop_sleep_ms(5, NULL);
     }
     ck_assert_int_eq(c.processed[0], 4);
     ck_assert_int_eq(c.processed[2], 2);
@@ -291,9 +291,9 @@ START_TEST(drain_deadline)
         kube_queue_add(s.q, key);
     }
     ck_assert_int_eq(kube_workers_start(s.q, 1, reconcile, &s, &w, &err), VMOP_OK);
-    int64_t t0 = kube_mono_ms();
+    int64_t t0 = vmop_mono_ms();
     ck_assert_int_eq(kube_workers_stop(w, 100, &err), VMOP_E_TIMEOUT);
-    ck_assert_int_lt(kube_mono_ms() - t0, 2000);
+    ck_assert_int_lt(vmop_mono_ms() - t0, 2000);
     ck_assert_int_lt(total_processed(&s), NKEYS);
     ck_assert_int_ge(total_processed(&s), 1);
     kube_queue_free(s.q);
