@@ -219,8 +219,8 @@ START_TEST(service_lifecycle)
     ck_assert_msg(vmsvc_new(kc, &so, &vs, &err) == VMOP_OK, "%s", err.msg);
     ck_assert_msg(vmsvc_start(vs, &err) == VMOP_OK, "%s", err.msg);
 
-    WAIT_UNTIL(ep_is("ready=vm-1,vm-2,vm-3;notready=vm-4"), 10000);
-    WAIT_UNTIL(slice_ready() == 3, 5000);
+    WAIT_UNTIL(ep_is("ready=vm-1,vm-2,vm-3;notready=vm-4"), 20000);
+    WAIT_UNTIL(slice_ready() == 3, 15000);
     /* kube-controller-manager mirrors selectorless Services' Endpoints into EndpointSlices
      * unless the Endpoints say skip-mirror (checked again, seconds later, before the delete) */
     {
@@ -263,29 +263,29 @@ START_TEST(service_lifecycle)
     /* LB ingress from the Service status is copied to the VirtualMachineService */
     patch(&vmsvc_res_services, "web",
           "{\"status\":{\"loadBalancer\":{\"ingress\":[{\"ip\":\"192.0.2.10\"}]}}}", 1);
-    WAIT_UNTIL(ingress_is("192.0.2.10"), 10000);
+    WAIT_UNTIL(ingress_is("192.0.2.10"), 20000);
 
     /* power one off: it leaves the ready set */
     patch(&vmsvc_res_vms, "vm-2", "{\"status\":{\"powerState\":\"PoweredOff\"}}", 1);
-    WAIT_UNTIL(ep_is("ready=vm-1,vm-3;notready=vm-2,vm-4"), 10000);
-    WAIT_UNTIL(slice_ready() == 2, 5000);
+    WAIT_UNTIL(ep_is("ready=vm-1,vm-3;notready=vm-2,vm-4"), 20000);
+    WAIT_UNTIL(slice_ready() == 2, 15000);
 
     /* relabel one: it leaves the selection */
     patch(&vmsvc_res_vms, "vm-3", "{\"metadata\":{\"labels\":{\"app\":\"other\"}}}", 0);
-    WAIT_UNTIL(ep_is("ready=vm-1;notready=vm-2,vm-4"), 10000);
+    WAIT_UNTIL(ep_is("ready=vm-1;notready=vm-2,vm-4"), 20000);
 
     /* the probe VM becomes Ready: it joins the ready set */
     set_ready("vm-4", 1);
-    WAIT_UNTIL(ep_is("ready=vm-1,vm-4;notready=vm-2"), 10000);
+    WAIT_UNTIL(ep_is("ready=vm-1,vm-4;notready=vm-2"), 20000);
     /* and fails again */
     set_ready("vm-4", 0);
-    WAIT_UNTIL(ep_is("ready=vm-1;notready=vm-2,vm-4"), 10000);
+    WAIT_UNTIL(ep_is("ready=vm-1;notready=vm-2,vm-4"), 20000);
 
     /* a change that does not matter: reconciled, nothing written */
-    WAIT_UNTIL(slice_ready() == 1, 5000);
+    WAIT_UNTIL(slice_ready() == 1, 15000);
     vmsvc_get_stats(vs, &st0);
     patch(&vmsvc_res_vms, "vm-1", "{\"metadata\":{\"annotations\":{\"touch\":\"1\"}}}", 0);
-    WAIT_UNTIL((vmsvc_get_stats(vs, &st1), st1.reconciles > st0.reconciles), 5000);
+    WAIT_UNTIL((vmsvc_get_stats(vs, &st1), st1.reconciles > st0.reconciles), 15000);
     ck_assert_uint_eq(st1.writes, st0.writes);
 
     /* by now the mirroring controller has long seen the Endpoints: still only vmop's slice */
@@ -293,7 +293,7 @@ START_TEST(service_lifecycle)
 
     /* delete the service: the finalizer goes, then Service, Endpoints and EndpointSlice */
     ck_assert_int_eq(kube_delete(kc, &vmsvc_res_vmservices, NS, "web", NULL, NULL, &err), VMOP_OK);
-    WAIT_UNTIL(gone(&vmsvc_res_vmservices, "web"), 10000);
+    WAIT_UNTIL(gone(&vmsvc_res_vmservices, "web"), 20000);
     {
         long long t0 = vmop_test_now_ms();
         WAIT_UNTIL(gone(&vmsvc_res_services, "web"), GC_WAIT_MS);
