@@ -15,6 +15,29 @@
 
 #define PL_MAX_LIST 256 /* entries of one address / nameserver / route list we accept */
 
+enum vm_step vm_step_of_kind(enum pl_kind k)
+{
+    switch (k) {
+    case PL_CREATE:
+        return VM_STEP_CREATE;
+    case PL_REOBSERVE:
+        return VM_STEP_REOBSERVE;
+    case PL_RECONFIGURE:
+        return VM_STEP_RECONFIGURE;
+    case PL_POWER_ON:
+        return VM_STEP_POWER_ON;
+    case PL_POWER_OFF:
+        return VM_STEP_POWER_OFF;
+    case PL_SUSPEND:
+        return VM_STEP_SUSPEND;
+    case PL_DESTROY:
+        return VM_STEP_DESTROY;
+    case PL_UPGRADE:
+        return VM_STEP_UPGRADE;
+    }
+    return VM_STEP_NONE;
+}
+
 const char *pl_kind_str(enum pl_kind k)
 {
     switch (k) {

@@ -46,6 +46,7 @@
 
 #include "api_vm.h"
 #include "resolve.h"
+#include "vm_step.h"
 #include "vmop_err.h"
 
 #define PL_MANAGED_BY_EXT  "com.vmware.vcenter.wcp"
@@ -131,6 +132,8 @@ enum pl_kind {
     PL_UPGRADE, /* UpgradeVM_Task to vmx-<hw_version> (the VM is off) */
 };
 const char *pl_kind_str(enum pl_kind k); /* "create", "reconfigure", "power-on", ... */
+/* The reconcile step (vm_step.h) an action is. */
+enum vm_step vm_step_of_kind(enum pl_kind k);
 
 enum pl_mode { PL_MODE_HARD, PL_MODE_SOFT, PL_MODE_TRYSOFT };
 const char *pl_mode_str(enum pl_mode m); /* "Hard", "Soft", "TrySoft" */

@@ -172,11 +172,11 @@ static int spec_power_matches(const struct api_vm *vm, const struct st_obs *o)
     return o->power == want;
 }
 
-/* A VM that is not the resource's holds its identity (fail_step ST_STEP_OWNERSHIP). */
+/* A VM that is not the resource's holds its identity (fail_step VM_STEP_OWNERSHIP). */
 static int is_conflict(const struct st_input *in)
 {
-    return in->kind == ST_FAILED && in->fail_step && !strcmp(in->fail_step, ST_STEP_OWNERSHIP) &&
-           in->fail_reason && *in->fail_reason;
+    return in->kind == ST_FAILED && in->fail_step == VM_STEP_OWNERSHIP && in->fail_reason &&
+           *in->fail_reason;
 }
 
 static vmop_rc set_ready(cJSON *conds, const struct st_input *in, long long gen, time_t now,
@@ -269,9 +269,9 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
         if (rc != VMOP_OK)
             goto out;
     }
-    /* a storage step failure (the StorageClass's policy cannot be satisfied: vmsync.h
-     * VS_STEP_STORAGE) overrides the resolver's VirtualMachineStorageReady */
-    if (in->kind == ST_FAILED && in->fail_step && !strcmp(in->fail_step, "storage")) {
+    /* a storage step failure (the StorageClass's policy cannot be satisfied) overrides the
+     * resolver's VirtualMachineStorageReady */
+    if (in->kind == ST_FAILED && in->fail_step == VM_STEP_STORAGE) {
         rc = set_cond(conds, COND_STORAGE_READY, API_COND_FALSE,
                       in->fail_reason && *in->fail_reason ? in->fail_reason : "Error",
                       in->fail_message ? in->fail_message : "", gen, now, err);
@@ -301,11 +301,11 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
     } else if (is_conflict(in)) {
         rc = set_cond(conds, COND_CREATED, API_COND_FALSE, in->fail_reason,
                       in->fail_message ? in->fail_message : "", gen, now, err);
-    } else if (in->kind == ST_FAILED && in->fail_step &&
-               (!strcmp(in->fail_step, "create") || !strcmp(in->fail_step, "storage") ||
-                ((!strcmp(in->fail_step, "lookup") || !strcmp(in->fail_step, "observe")) &&
+    } else if (in->kind == ST_FAILED &&
+               (in->fail_step == VM_STEP_CREATE || in->fail_step == VM_STEP_STORAGE ||
+                ((in->fail_step == VM_STEP_LOOKUP || in->fail_step == VM_STEP_OBSERVE) &&
                  !(vm->status_unique_id && *vm->status_unique_id)))) {
-        snprintf(msg, sizeof(msg), "%s failed: %s", in->fail_step,
+        snprintf(msg, sizeof(msg), "%s failed: %s", vm_step_str(in->fail_step),
                  in->fail_message ? in->fail_message : "");
         rc = set_cond(conds, COND_CREATED, API_COND_FALSE, in->fail_reason, msg, gen, now, err);
     } else if (in->kind == ST_NOT_READY || (in->obs && !in->obs->present)) {
@@ -386,7 +386,7 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
         if (is_conflict(in)) /* not a failed step: the message says it all */
             snprintf(msg, sizeof(msg), "%s", in->fail_message ? in->fail_message : "");
         else
-            snprintf(msg, sizeof(msg), "%s failed: %s", in->fail_step ? in->fail_step : "reconcile",
+            snprintf(msg, sizeof(msg), "%s failed: %s", vm_step_str(in->fail_step),
                      in->fail_message ? in->fail_message : "");
         rc = set_cond(conds, COND_RECONCILE_READY, API_COND_FALSE,
                       in->fail_reason && *in->fail_reason ? in->fail_reason : "Error", msg, gen,

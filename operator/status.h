@@ -24,6 +24,7 @@
 
 #include "api_vm.h"
 #include "resolve.h"
+#include "vm_step.h"
 #include "vmop_err.h"
 
 #define ST_MAX_NICS 16
@@ -32,9 +33,6 @@
 #define ST_MSG_PAUSED    "Virtual Machine reconcile has been paused by DevOps"
 #define ST_API_VERSION   "vmoperator.vmware.com/v1alpha6"
 #define ST_CLASS_KIND    "VirtualMachineClass"
-
-/* fail_step of an ownership conflict (= vmsync.h VS_STEP_OWNERSHIP) */
-#define ST_STEP_OWNERSHIP "ownership"
 
 struct st_nic {
     const char *name; /* spec interface name (by position), or NULL */
@@ -69,12 +67,13 @@ struct st_input {
     enum st_kind kind;
     const struct rs_result *rs; /* resolver result (prerequisite conditions); NULL: leave them */
     const struct st_obs *obs;   /* NULL: not observed (the old observed fields stay) */
-    const char *fail_step;      /* "create", "power-on", "lookup", ...; "storage" (the storage
-                                 * policy cannot be satisfied) also sets
-                                 * VirtualMachineStorageReady False with fail_reason;
-                                 * ST_STEP_OWNERSHIP (a VM that is not the resource's holds its
-                                 * identity) sets VirtualMachineCreated and Ready False with
-                                 * fail_reason and fail_message as they are (pass obs NULL) */
+    enum vm_step fail_step;     /* where it failed (VM_STEP_NONE: "reconcile"); messages say
+                                 * vm_step_str(). VM_STEP_STORAGE (the storage policy cannot be
+                                 * satisfied) also sets VirtualMachineStorageReady False with
+                                 * fail_reason; VM_STEP_OWNERSHIP (a VM that is not the
+                                 * resource's holds its identity) sets VirtualMachineCreated and
+                                 * Ready False with fail_reason and fail_message as they are
+                                 * (pass obs NULL) */
     const char *fail_reason;    /* fault name or rc name, used as the condition reason */
     const char *fail_message;
     int needs_power_cycle;

@@ -1362,9 +1362,10 @@ static vmop_rc do_delete(struct rctx *r, struct vmop_err *err)
     return rc;
 }
 
-static int done_has(const char *done, const char *what)
+/* 1 when the reconcile's vmsync outcome did step (vm_step.h). */
+static int did(const struct vs_outcome *out, enum vm_step step)
 {
-    return strstr(done, what) != NULL;
+    return (out->did & VM_DID(step)) != 0;
 }
 
 /* ---- static IPv4 pools (ippool.h) --------------------------------------------------------------
@@ -1636,25 +1637,23 @@ static long long observed_generation(const struct api_vm *vm)
 /* What the reconcile did that was not asked for by a spec change: drift brought back. */
 static void drift_events(struct rctx *r, const struct vs_outcome *out)
 {
-    const char *rf;
-    if (out->created || !out->done[0])
+    if (out->created || !out->did)
         return;
     if (r->vm->power_state == API_POWER_ON && r->vm->status_power_state == API_POWER_ON &&
-        done_has(out->done, "power-on")) {
+        did(out, VM_STEP_POWER_ON)) {
         __atomic_add_fetch(&r->c->drifts, 1, __ATOMIC_RELAXED);
         event(r, "Warning", "PowerStateDrift",
               "expected PoweredOn, observed not powered on (changed outside vmop): powered on");
     } else if (r->vm->power_state == API_POWER_OFF && r->vm->status_power_state == API_POWER_OFF &&
-               done_has(out->done, "power-off")) {
+               did(out, VM_STEP_POWER_OFF)) {
         __atomic_add_fetch(&r->c->drifts, 1, __ATOMIC_RELAXED);
         event(r, "Warning", "PowerStateDrift",
               "expected PoweredOff, observed %s (changed outside vmop): powered off", "PoweredOn");
     }
     /* a reconfigure without a spec change (same generation as the last status, same class) is
      * drift: the fields vmop owns were changed in vCenter */
-    rf = strstr(out->done, "reconfigure");
-    if (rf && r->vm->status_unique_id && *r->vm->status_unique_id && !class_changed(r->vm) &&
-        observed_generation(r->vm) == r->vm->generation) {
+    if (did(out, VM_STEP_RECONFIGURE) && r->vm->status_unique_id && *r->vm->status_unique_id &&
+        !class_changed(r->vm) && observed_generation(r->vm) == r->vm->generation) {
         __atomic_add_fetch(&r->c->drifts, 1, __ATOMIC_RELAXED);
         event(r, "Warning", "ConfigurationDrift", "changed outside vmop, set back: %s", out->done);
     }
@@ -1706,7 +1705,7 @@ static vmop_rc report_conflict(struct rctx *r, struct st_input *si, const struct
     prober_remove(r->c->prober, r->key);
     si->kind = ST_FAILED;
     si->obs = NULL;
-    si->fail_step = VS_STEP_OWNERSHIP;
+    si->fail_step = VM_STEP_OWNERSHIP;
     si->fail_reason = OWN_REASON_CONFLICT;
     si->fail_message = out->message;
     if (!in_conflict(r->vm->obj)) {
@@ -1851,7 +1850,7 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
         struct vmop_err e2 = *err;
         st_reason_for(rc, err->fault, reason, sizeof(reason));
         si.kind = ST_FAILED;
-        si.fail_step = "connect";
+        si.fail_step = VM_STEP_CONNECT;
         si.fail_reason = reason;
         si.fail_message = err->msg;
         event(r, "Warning", "VCenterUnavailable", "%s%s%s", err->fault, err->fault[0] ? ": " : "",
@@ -1876,10 +1875,10 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
     }
     to_st_obs(r->vm, &out.obs, &so);
     /* a failed lookup/observe says nothing about the VM: keep the observed fields as they are */
-    si.obs = arc != VMOP_OK &&
-                     (!strcmp(out.failed_step, "lookup") || !strcmp(out.failed_step, "observe"))
-                 ? NULL
-                 : &so;
+    si.obs =
+        arc != VMOP_OK && (out.failed_step == VM_STEP_LOOKUP || out.failed_step == VM_STEP_OBSERVE)
+            ? NULL
+            : &so;
     si.needs_power_cycle = out.needs_power_cycle;
     si.power_unreachable = out.power_unreachable;
     if (out.created)
@@ -1922,13 +1921,13 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
         vlog(VLOG_INFO, LOGGER, r->key, "created %s", so.unique_id ? so.unique_id : "");
     }
     drift_events(r, &out);
-    if (out.done[0] && done_has(out.done, "power-on"))
+    if (did(&out, VM_STEP_POWER_ON))
         event(r, "Normal", "PoweredOn", "virtual machine powered on");
-    if (out.done[0] && done_has(out.done, "power-off"))
+    if (did(&out, VM_STEP_POWER_OFF))
         event(r, "Normal", "PowerOff", "virtual machine powered off");
-    if (out.done[0] && done_has(out.done, "suspend"))
+    if (did(&out, VM_STEP_SUSPEND))
         event(r, "Normal", "Suspended", "virtual machine suspended");
-    if (out.done[0] && done_has(out.done, "reconfigure") && !out.created)
+    if (did(&out, VM_STEP_RECONFIGURE) && !out.created)
         event(r, "Normal", "Reconfigured", "%s", out.done);
     if (out.done[0])
         vlog(VLOG_INFO, LOGGER, r->key, "done: %s", out.done);
@@ -1936,16 +1935,15 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
         struct vmop_err e2 = {0};
         st_reason_for(arc, out.fault[0] ? out.fault : err->fault, reason, sizeof(reason));
         si.kind = ST_FAILED;
-        si.fail_step = out.failed_step[0] ? out.failed_step : "reconcile";
+        si.fail_step = out.failed_step;
         si.fail_reason = reason;
         si.fail_message = out.message[0] ? out.message : err->msg;
         /* a storage policy that cannot be satisfied stops the create before it starts */
         event(r, "Warning",
-              !strcmp(si.fail_step, "create") || !strcmp(si.fail_step, VS_STEP_STORAGE)
-                  ? "CreateFailed"
-                  : "ReconcileFailed",
-              "%s failed with %s: %s", si.fail_step, reason, si.fail_message);
-        vlog_err(VLOG_WARN, LOGGER, r->key, err, "%s failed", si.fail_step);
+              si.fail_step == VM_STEP_CREATE || si.fail_step == VM_STEP_STORAGE ? "CreateFailed"
+                                                                                : "ReconcileFailed",
+              "%s failed with %s: %s", vm_step_str(si.fail_step), reason, si.fail_message);
+        vlog_err(VLOG_WARN, LOGGER, r->key, err, "%s failed", vm_step_str(si.fail_step));
         if (write_status(r, &si, &e2) != VMOP_OK)
             vlog_err(VLOG_WARN, LOGGER, r->key, &e2, "status not written");
         rc = arc;
@@ -1960,7 +1958,7 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
             struct vmop_err e2 = {0};
             st_reason_for(rc, err->fault, reason, sizeof(reason));
             si.kind = ST_FAILED;
-            si.fail_step = "restart";
+            si.fail_step = VM_STEP_RESTART;
             si.fail_reason = reason;
             si.fail_message = err->msg;
             event(r, "Warning", "RestartFailed", "restart failed with %s: %s", reason, err->msg);

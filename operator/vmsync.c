@@ -32,7 +32,7 @@
  *   else the first compatible one in vCenter's order; the clone carries the policy (its VM home
  *   profile). The choice is cached per (policy, pool) for opts.storage_ttl_s; failures are not.
  *   An unknown policy or no compatible datastore fails the create before anything is deployed,
- *   with fault VS_REASON_POLICY_NOT_FOUND / VS_REASON_NO_DATASTORE and step VS_STEP_STORAGE.
+ *   with fault VS_REASON_POLICY_NOT_FOUND / VS_REASON_NO_DATASTORE and step VM_STEP_STORAGE.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -1186,6 +1186,7 @@ static void note_done(struct vs_outcome *o, const struct pl_action *a)
 {
     size_t len = strlen(o->done);
     char fields[160] = "";
+    o->did |= VM_DID(vm_step_of_kind(a->kind));
     if (a->kind == PL_RECONFIGURE)
         pl_fields_str(a->fields, fields, sizeof(fields));
     snprintf(o->done + len, sizeof(o->done) - len, "%s%s%s%s%s%s", len ? ", " : "",
@@ -1197,10 +1198,10 @@ static void note_done(struct vs_outcome *o, const struct pl_action *a)
                  : "");
 }
 
-static void note_failure(struct vs_outcome *o, const char *step, const struct vmop_err *err)
+static void note_failure(struct vs_outcome *o, enum vm_step step, const struct vmop_err *err)
 {
     o->failed = 1;
-    snprintf(o->failed_step, sizeof(o->failed_step), "%s", step);
+    o->failed_step = step;
     if (err) {
         snprintf(o->fault, sizeof(o->fault), "%s", err->fault);
         snprintf(o->message, sizeof(o->message), "%s", err->msg);
@@ -1247,7 +1248,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
     struct pl_backing bk[API_VM_MAX_NICS];
     struct pl_plan plan = {0};
     struct pl_obs po;
-    const char *step = "lookup";
+    enum vm_step step = VM_STEP_LOOKUP;
     int replans = 0, again = 1;
     vmop_rc rc;
 
@@ -1259,7 +1260,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
     memset(bk, 0, sizeof(bk));
     rc = lookup_backings(ctx, d, bufs, bk, err);
     if (!rc) {
-        step = "observe";
+        step = VM_STEP_OBSERVE;
         rc = vs_observe(ctx, d, unique_id, &ret->obs, err);
         ret->foreign = ret->obs.foreign;
     }
@@ -1267,7 +1268,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
         /* a VM that is not this resource's holds its identity: touch nothing, create nothing */
         const struct vs_foreign *fo = &ret->obs.foreign;
         ret->conflict = 1;
-        step = VS_STEP_OWNERSHIP;
+        step = VM_STEP_OWNERSHIP;
         rc = vmop_fail_fault(
             err, VMOP_E_EXISTS, VS_REASON_CONFLICT, 0,
             "VM %s %s but was not created by vmop for this resource: %s; vmop leaves it "
@@ -1278,18 +1279,19 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
             fo->why);
     }
     if (!rc && ret->obs.present && ret->obs.legacy) {
-        step = "adopt";
+        step = VM_STEP_ADOPT;
         rc = adopt(ctx, d, &ret->obs, err);
         if (!rc) {
             ret->adopted = 1;
             ret->changed = 1;
+            ret->did |= VM_DID(VM_STEP_ADOPT);
             snprintf(ret->done, sizeof(ret->done), "adopt(%s)", OWN_KEY_UID);
         }
     }
     while (!rc && again) {
         struct pl_input in = {d, bk, &po, ret->created};
         again = 0;
-        step = "plan";
+        step = VM_STEP_PLAN;
         pl_plan_free(&plan);
         rc = vs_obs_to_plan(&ret->obs, &po, err);
         if (!rc)
@@ -1304,9 +1306,10 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
         for (size_t i = 0; i < plan.n && !rc; i++) {
             const struct pl_action *a = &plan.actions[i];
             struct vim_moref vm;
-            step = pl_kind_str(a->kind);
+            step = vm_step_of_kind(a->kind);
             if (a->deferred) { /* cannot happen: a REOBSERVE always comes first */
-                rc = vmop_fail(err, VMOP_E_INTERNAL, "plan: deferred %s reached", step);
+                rc =
+                    vmop_fail(err, VMOP_E_INTERNAL, "plan: deferred %s reached", vm_step_str(step));
                 break;
             }
             if (a->kind == PL_REOBSERVE) {
@@ -1329,7 +1332,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
                 if (rc && err &&
                     (vmop_err_is_fault(err, VS_REASON_POLICY_NOT_FOUND) ||
                      vmop_err_is_fault(err, VS_REASON_NO_DATASTORE)))
-                    step = VS_STEP_STORAGE;
+                    step = VM_STEP_STORAGE;
                 if (!rc) {
                     ret->created = 1;
                     /* the next action is REOBSERVE: make it read this VM */
@@ -1350,7 +1353,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
                 break;
             case PL_DESTROY:
             case PL_REOBSERVE:
-                rc = vmop_fail(err, VMOP_E_INTERNAL, "plan: unexpected %s", step);
+                rc = vmop_fail(err, VMOP_E_INTERNAL, "plan: unexpected %s", vm_step_str(step));
                 break;
             }
             if (!rc) {
@@ -1369,7 +1372,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
         vmop_rc rrc = reobserve(ctx, d, &ret->obs, &rerr);
         if (rrc && !rc) {
             rc = vmop_fail(err, rrc, "%s", rerr.msg);
-            note_failure(ret, "observe", err);
+            note_failure(ret, VM_STEP_OBSERVE, err);
         }
     }
     return rc;

@@ -34,6 +34,7 @@
 
 #include "api_vm.h"
 #include "plan.h"
+#include "vm_step.h"
 #include "resolve.h"
 #include "vimclient.h"
 #include "vmop_err.h"
@@ -71,7 +72,6 @@ const char *vs_cache_folder(const struct vs_ctx *ctx);
 
 /* A VM that matched an identity of the resource but is not its own (ownership.h). */
 #define VS_REASON_CONFLICT "OwnershipConflict" /* = OWN_REASON_CONFLICT */
-#define VS_STEP_OWNERSHIP  "ownership"
 struct vs_foreign {
     int found;            /* 1: such a VM exists */
     int by_instance_uuid; /* 1: spec.instanceUUID names it (nothing can be created); 0: only the
@@ -129,12 +129,13 @@ struct vs_outcome {
     long long disk_kb;        /* the boot disk's capacity in KB */
     int power_unreachable;    /* the power state asked for cannot be reached (see plan.h) */
     int conflict;             /* a foreign VM holds the identity (obs.foreign): nothing was done;
-                               * failed_step VS_STEP_OWNERSHIP, fault VS_REASON_CONFLICT */
+                               * failed_step VM_STEP_OWNERSHIP, fault VS_REASON_CONFLICT */
     int adopted;              /* a legacy VM got its vmop.uid mark (ownership.h) */
-    char done[VS_DONE_MAX];   /* what was done, for an event: "create, reconfigure(numCPUs),
-                               * power-on"; "" when nothing */
+    unsigned did;             /* VM_DID(step) of every action done (vm_step.h): what callers test */
+    char done[VS_DONE_MAX];   /* the same for people (events, logs): "create,
+                               * reconfigure(numCPUs), power-on"; "" when nothing. Never parsed. */
     int failed;               /* a step failed: err has it; the same facts are copied here */
-    char failed_step[32];     /* pl_kind_str() of the failed step, or "lookup" */
+    enum vm_step failed_step; /* where it failed (VM_STEP_LOOKUP, _OBSERVE, an action's step) */
     char fault[VMOP_ERR_FAULT_MAX]; /* vSphere fault type ("InsufficientResourcesFault",
                                      * "NotFound") or "" */
     char message[VMOP_ERR_MSG_MAX];
@@ -163,10 +164,9 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
  * is one of them, else the first in vCenter's order) and the clone carries the policy. Failures,
  * before anything is created: fault VS_REASON_POLICY_NOT_FOUND (the ID is unknown to vCenter) or
  * VS_REASON_NO_DATASTORE (no compatible datastore), both VMOP_E_NOT_FOUND, and
- * vs_outcome.failed_step VS_STEP_STORAGE; the messages name the policy ID and StorageClass. */
+ * vs_outcome.failed_step VM_STEP_STORAGE; the messages name the policy ID and StorageClass. */
 #define VS_REASON_POLICY_NOT_FOUND "StoragePolicyNotFound"
 #define VS_REASON_NO_DATASTORE     "DatastoreNotFound"
-#define VS_STEP_STORAGE            "storage"
 
 /* The CREATE step alone (image cache lookup/deploy, then the clone with identity and vmop's
  * marks: instanceUuid, vmservice.namespacedName, vmop.uid = d->resource_uid, managedBy): what

@@ -94,7 +94,8 @@ static void apply_ok(struct world *w, const char *unique_id, struct vs_outcome *
 {
     struct vmop_err err = {0};
     vmop_rc rc = vs_apply(w->ctx, &w->d, unique_id, out, &err);
-    ck_assert_msg(rc == VMOP_OK, "apply: %s [%s] step %s", err.msg, err.fault, out->failed_step);
+    ck_assert_msg(rc == VMOP_OK, "apply: %s [%s] step %s", err.msg, err.fault,
+                  vm_step_str(out->failed_step));
     ck_assert_int_eq(out->obs.present, 1);
 }
 

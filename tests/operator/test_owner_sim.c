@@ -185,7 +185,7 @@ START_TEST(foreign_instance_uuid_is_a_conflict_and_survives_delete)
     ck_assert_int_eq(out.created, 0);
     ck_assert_int_eq(out.changed, 0);
     ck_assert_str_eq(out.done, "");
-    ck_assert_str_eq(out.failed_step, VS_STEP_OWNERSHIP);
+    ck_assert_int_eq(out.failed_step, VM_STEP_OWNERSHIP);
     ck_assert_str_eq(out.fault, VS_REASON_CONFLICT);
     ck_assert_str_eq(out.fault, OWN_REASON_CONFLICT);
     ck_assert_int_eq(out.obs.present, 0);
@@ -373,6 +373,7 @@ START_TEST(legacy_vm_is_adopted_only_with_the_status_proof)
     ck_assert_int_eq(out.adopted, 1);
     ck_assert_int_eq(out.created, 0);
     ck_assert_ptr_nonnull(strstr(out.done, "adopt"));
+    ck_assert(out.did & VM_DID(VM_STEP_ADOPT));
     ck_assert_int_eq(out.obs.present, 1);
     ck_assert_int_eq(out.obs.legacy, 0);
     vs_outcome_free(&out);

@@ -213,7 +213,7 @@ START_TEST(failed_create_has_fault_reason)
     struct st_input in = {.vm = vm,
                           .kind = ST_FAILED,
                           .obs = &o,
-                          .fail_step = "create",
+                          .fail_step = VM_STEP_CREATE,
                           .fail_message = "not enough CPU"};
     int changed = 0;
     cJSON *st;
@@ -336,7 +336,7 @@ START_TEST(failed_observe_keeps_created)
                                 "\"2020-01-01T00:00:00Z\"}]}");
     struct st_input in = {.vm = vm,
                           .kind = ST_FAILED,
-                          .fail_step = "observe",
+                          .fail_step = VM_STEP_OBSERVE,
                           .fail_reason = "ConnectionError",
                           .fail_message = "reset"};
     int changed = 0;

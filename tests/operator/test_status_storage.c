@@ -45,7 +45,7 @@ START_TEST(storage_failure_sets_storage_ready_false)
     struct api_vm *vm = vm_new();
     struct st_input in = {.vm = vm,
                           .kind = ST_FAILED,
-                          .fail_step = "storage",
+                          .fail_step = VM_STEP_STORAGE,
                           .fail_reason = "StoragePolicyNotFound",
                           .fail_message =
                               "storage policy \"x\" of StorageClass \"gold\" not found"};
@@ -77,7 +77,7 @@ START_TEST(other_failure_keeps_storage_ready)
     struct api_vm *vm = vm_new();
     struct st_input in = {.vm = vm,
                           .kind = ST_FAILED,
-                          .fail_step = "create",
+                          .fail_step = VM_STEP_CREATE,
                           .fail_reason = "NotFound",
                           .fail_message = "resource pool not found"};
     cJSON *st = NULL;

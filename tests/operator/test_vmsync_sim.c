@@ -124,7 +124,8 @@ static void apply_ok(struct world *w, struct vs_outcome *out)
 {
     struct vmop_err err = {0};
     vmop_rc rc = vs_apply(w->ctx, &w->d, NULL, out, &err);
-    ck_assert_msg(rc == VMOP_OK, "apply: %s [%s] step %s", err.msg, err.fault, out->failed_step);
+    ck_assert_msg(rc == VMOP_OK, "apply: %s [%s] step %s", err.msg, err.fault,
+                  vm_step_str(out->failed_step));
     ck_assert_int_eq(out->failed, 0);
     ck_assert_int_eq(out->obs.present, 1);
 }
@@ -263,6 +264,10 @@ START_TEST(create_converges_and_second_apply_is_noop)
     ck_assert_int_eq(out.changed, 1);
     ck_assert_ptr_nonnull(strstr(out.done, "create"));
     ck_assert_ptr_nonnull(strstr(out.done, "power-on"));
+    /* the typed set callers test: create and power-on done, no power-off */
+    ck_assert(out.did & VM_DID(VM_STEP_CREATE));
+    ck_assert(out.did & VM_DID(VM_STEP_POWER_ON));
+    ck_assert(!(out.did & VM_DID(VM_STEP_POWER_OFF)));
     ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
     ck_assert_int_eq(out.obs.vm->power_state, VIM_POWER_ON);
     check_vm(&w, &out.obs);
@@ -279,6 +284,7 @@ START_TEST(create_converges_and_second_apply_is_noop)
     ck_assert_int_eq(again.changed, 0);
     ck_assert_int_eq(again.created, 0);
     ck_assert_str_eq(again.done, "");
+    ck_assert_uint_eq(again.did, 0);
     ck_assert_uint_le(soap_calls(w.c) - before, 2);
     ck_assert_str_eq(vs_primary_ip4(&again.obs), STATIC_IP);
     ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
@@ -515,7 +521,7 @@ START_TEST(bad_port_group_fails_before_create)
     ck_assert_int_eq(out.failed, 1);
     ck_assert_str_eq(out.fault, "NotFound");
     ck_assert_str_eq(err.fault, "NotFound");
-    ck_assert_str_eq(out.failed_step, "lookup");
+    ck_assert_int_eq(out.failed_step, VM_STEP_LOOKUP);
     ck_assert_ptr_nonnull(strstr(out.message, "no-such-pg"));
     ck_assert_int_eq(out.created, 0);
     ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
@@ -543,7 +549,7 @@ START_TEST(missing_pool_fails_nothing_created)
     w.d.resource_pool = pool;
     ck_assert_int_ne(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_OK);
     ck_assert_int_eq(out.failed, 1);
-    ck_assert_str_eq(out.failed_step, "create");
+    ck_assert_int_eq(out.failed_step, VM_STEP_CREATE);
     ck_assert_str_eq(out.fault, "NotFound");
     ck_assert_ptr_nonnull(strstr(out.message, "no-such-pool"));
     ck_assert_int_eq(out.created, 0);
@@ -700,7 +706,7 @@ START_TEST(unknown_policy_fails_nothing_created)
     w.d.storage_policy_id = bad;
     ck_assert_int_eq(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_E_NOT_FOUND);
     ck_assert_int_eq(out.failed, 1);
-    ck_assert_str_eq(out.failed_step, VS_STEP_STORAGE);
+    ck_assert_int_eq(out.failed_step, VM_STEP_STORAGE);
     ck_assert_str_eq(out.fault, VS_REASON_POLICY_NOT_FOUND);
     ck_assert_str_eq(err.fault, VS_REASON_POLICY_NOT_FOUND);
     ck_assert_ptr_nonnull(strstr(out.message, bad));
