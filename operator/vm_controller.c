@@ -1717,50 +1717,59 @@ static vmop_rc report_conflict(struct rctx *r, struct st_input *si, const struct
     return write_status(r, si, err);
 }
 
-static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
-{
-    struct rs_refs refs;
+/* ---- the VM reconcile, step by step ----------------------------------------------------------
+ * do_reconcile() runs the steps in order (docs/design.md: resolve -> observe/plan/act -> status):
+ *   step_lifecycle  paused, deleting, finalizer
+ *   step_defaults   admission defaults and nextRestartTime "now" written into spec
+ *   step_resolve    the prerequisites from the caches (resolve.h), static IPv4 pools
+ *   step_connect    vCenter, and the sizing that needs the hosts' CPU MHz
+ *   step_apply      vmsync makes vCenter match (vmsync.h); its outcome into status input
+ *   step_events     what was done, as events and log lines
+ *   step_restart    nextRestartTime
+ *   step_status     the status patch and the resized-class annotation
+ *   step_requeue    when to look again
+ * A step returns VMOP_OK to go on or the reconcile's result; *stop = 1 ends the reconcile there
+ * (with that result). Each step that decides a failure writes the status and logs it once. */
+struct pass {
+    const cJSON *obj; /* the VM as the informer holds it */
     struct rs_inputs in;
     struct rs_result res;
-    struct api_vm_default_ctx dctx;
     struct st_input si;
     struct st_obs so;
     struct vs_outcome out;
-    const cJSON *obj, *cls_j = NULL, *img_j = NULL, *sc_j = NULL;
-    unsigned changed = 0;
-    int64_t mhz = 0;
-    int live, watching;
+    vmop_rc arc; /* vs_apply's result */
     char reason[RS_REASON_MAX], probe_msg[256], pending[160], field_note[256];
-    vmop_rc rc, arc;
-    struct timespec now;
+};
 
-    memset(&res, 0, sizeof(res));
-    memset(&out, 0, sizeof(out));
-    obj = hold(r, kube_informer_get(r->c->inf[I_VM].inf, r->key));
-    if (!obj)
-        return VMOP_OK; /* deleted */
-    rc = api_vm_parse(obj, &r->vm, err);
-    if (rc != VMOP_OK)
-        return rc;
-    snprintf(r->ns, sizeof(r->ns), "%s", r->vm->namespace_ ? r->vm->namespace_ : "");
-    r->involved = involved_of(obj);
-
+static vmop_rc step_lifecycle(struct rctx *r, struct pass *p, int *stop, struct vmop_err *err)
+{
+    *stop = 1;
     if (is_paused(r->vm)) {
-        memset(&si, 0, sizeof(si));
-        si.vm = r->vm;
-        si.kind = ST_PAUSED;
-        return write_status(r, &si, err);
+        p->si.vm = r->vm;
+        p->si.kind = ST_PAUSED;
+        return write_status(r, &p->si, err);
     }
     if (r->vm->deletion_timestamp) {
         prober_remove(r->c->prober, r->key);
         return do_delete(r, err);
     }
-    if (!has_finalizer(obj)) {
-        rc = set_finalizer(r, 1, err);
-        return rc; /* the update comes back through the informer */
-    }
+    if (!has_finalizer(p->obj))
+        return set_finalizer(r, 1, err); /* the update comes back through the informer */
+    *stop = 0;
+    return VMOP_OK;
+}
 
-    /* admission defaults: written to spec before anything exists in vCenter */
+/* Admission defaults, written to spec before anything exists in vCenter (a cluster without the
+ * mutating webhook gets the same), then nextRestartTime "now" as a time. */
+static vmop_rc step_defaults(struct rctx *r, int *stop, struct vmop_err *err)
+{
+    struct api_vm_default_ctx dctx;
+    struct timespec now;
+    unsigned changed = 0;
+    int wrote = 0;
+    vmop_rc rc;
+
+    *stop = 1;
     memset(&dctx, 0, sizeof(dctx));
     dctx.random_bytes = random_cb;
     dctx.lookup_image = lookup_image_cb;
@@ -1785,14 +1794,22 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
             vlog(VLOG_INFO, LOGGER, r->key, "wrote defaults into spec (flags 0x%x)", changed);
         return rc;
     }
-    {
-        int wrote = 0;
-        rc = restart_now_to_time(r, &wrote, err);
-        if (rc != VMOP_OK || wrote)
-            return rc; /* the update comes back through the informer */
-    }
+    rc = restart_now_to_time(r, &wrote, err);
+    if (rc != VMOP_OK || wrote)
+        return rc; /* the update comes back through the informer */
+    *stop = 0;
+    return VMOP_OK;
+}
 
-    /* resolve from the caches */
+/* The prerequisites from the caches; a VM that is not ready gets its conditions and stops. */
+static vmop_rc step_resolve(struct rctx *r, struct pass *p, int *stop, struct vmop_err *err)
+{
+    const cJSON *cls_j, *img_j = NULL, *sc_j;
+    struct rs_refs refs;
+    vmop_rc rc;
+    int wrote = 0;
+
+    *stop = 1;
     rs_references(r->vm, &refs);
     cls_j = cache_get(r, I_CLASS, r->ns, refs.class_name);
     if (refs.image_name) {
@@ -1806,198 +1823,273 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
         return rc;
     if (img_j && (rc = api_image_parse(img_j, &r->image, err)) != VMOP_OK)
         return rc;
-    memset(&in, 0, sizeof(in));
-    in.vm = r->vm;
-    in.binding = r->binding;
-    in.binding_conflict = r->binding_conflict[0] ? r->binding_conflict : NULL;
-    in.cls = r->cls;
-    in.image = r->image;
-    in.storage_class = sc_j;
-    in.get_secret = get_secret_cb;
-    in.secret_arg = r;
-    in.min_host_mhz = 1000; /* placeholder for the readiness check; real value below */
-    rc = rs_resolve(&in, &res, err);
+    p->in.vm = r->vm;
+    p->in.binding = r->binding;
+    p->in.binding_conflict = r->binding_conflict[0] ? r->binding_conflict : NULL;
+    p->in.cls = r->cls;
+    p->in.image = r->image;
+    p->in.storage_class = sc_j;
+    p->in.get_secret = get_secret_cb;
+    p->in.secret_arg = r;
+    p->in.min_host_mhz = 1000; /* placeholder for the readiness check; step_connect sizes */
+    rc = rs_resolve(&p->in, &p->res, err);
     if (rc != VMOP_OK)
-        goto out;
-
-    memset(&si, 0, sizeof(si));
-    si.vm = r->vm;
-    si.rs = &res;
-    if (res.ready) {
-        /* static IPv4 pools: allocated and annotated before anything exists in vCenter */
-        int wrote = 0;
-        rc = pool_ensure(r, &res, &wrote, err);
-        if (rc != VMOP_OK || wrote)
-            goto out;
+        return rc;
+    p->si.vm = r->vm;
+    p->si.rs = &p->res;
+    if (!p->res.ready) {
+        p->si.kind = ST_NOT_READY;
+        return write_status(r, &p->si, err);
     }
-    if (!res.ready) {
-        si.kind = ST_NOT_READY;
-        rc = write_status(r, &si, err);
-        goto out;
-    }
+    /* static IPv4 pools: allocated and annotated before anything exists in vCenter */
+    rc = pool_ensure(r, &p->res, &wrote, err);
+    if (rc != VMOP_OK || wrote)
+        return rc;
+    *stop = 0;
+    return VMOP_OK;
+}
 
-    /* ready: talk to vCenter */
+/* vCenter, and the class sizing that needs the placement cluster's lowest host CPU MHz. */
+static vmop_rc step_connect(struct rctx *r, struct pass *p, int *stop, struct vmop_err *err)
+{
+    int64_t mhz = 0;
+    vmop_rc rc;
+
+    *stop = 1;
     rc = connect_vc(r, err);
     if (rc == VMOP_OK)
         rc = vs_min_host_mhz(vc_conn_sync(r->conn), r->binding->resource_pool, &mhz, err);
     if (rc == VMOP_OK) {
-        rs_result_free(&res);
-        memset(&res, 0, sizeof(res));
-        in.min_host_mhz = mhz;
-        rc = rs_resolve(&in, &res, err);
+        rs_result_free(&p->res);
+        memset(&p->res, 0, sizeof(p->res));
+        p->in.min_host_mhz = mhz;
+        rc = rs_resolve(&p->in, &p->res, err);
     }
     if (rc != VMOP_OK) {
         struct vmop_err e2 = *err;
-        st_reason_for(rc, err->fault, reason, sizeof(reason));
-        si.kind = ST_FAILED;
-        si.fail_step = VM_STEP_CONNECT;
-        si.fail_reason = reason;
-        si.fail_message = err->msg;
+        st_reason_for(rc, err->fault, p->reason, sizeof(p->reason));
+        p->si.kind = ST_FAILED;
+        p->si.fail_step = VM_STEP_CONNECT;
+        p->si.fail_reason = p->reason;
+        p->si.fail_message = err->msg;
         event(r, "Warning", "VCenterUnavailable", "%s%s%s", err->fault, err->fault[0] ? ": " : "",
               err->msg);
         if (rc == VMOP_E_AUTH && r->conn)
             vcenters_forget(r->c->vcs, vc_conn_endpoint(r->conn));
         vmop_err_clear(&e2);
-        write_status(r, &si, &e2);
-        goto out;
+        write_status(r, &p->si, &e2);
+        return rc;
     }
-    if (!res.ready) {
-        si.kind = ST_NOT_READY;
-        rc = write_status(r, &si, err);
-        goto out;
+    if (!p->res.ready) {
+        p->si.kind = ST_NOT_READY;
+        return write_status(r, &p->si, err);
     }
-    pool_fill(r, &res.desired);
+    pool_fill(r, &p->res.desired);
+    *stop = 0;
+    return VMOP_OK;
+}
 
-    arc = vs_apply(vc_conn_sync(r->conn), &res.desired, r->vm->status_unique_id, &out, err);
-    if (arc != VMOP_OK && out.conflict) {
-        rc = report_conflict(r, &si, &out, err);
-        goto out;
+/* vmsync makes vCenter match; its outcome becomes the status input. An ownership conflict
+ * stops here (reported by report_conflict). */
+static vmop_rc step_apply(struct rctx *r, struct pass *p, int *stop, struct vmop_err *err)
+{
+    struct vs_outcome *out = &p->out;
+    struct st_input *si = &p->si;
+
+    *stop = 0;
+    p->arc = vs_apply(vc_conn_sync(r->conn), &p->res.desired, r->vm->status_unique_id, out, err);
+    if (p->arc != VMOP_OK && out->conflict) {
+        *stop = 1;
+        return report_conflict(r, si, out, err);
     }
-    to_st_obs(r->vm, &out.obs, &so);
+    to_st_obs(r->vm, &out->obs, &p->so);
     /* a failed lookup/observe says nothing about the VM: keep the observed fields as they are */
-    si.obs =
-        arc != VMOP_OK && (out.failed_step == VM_STEP_LOOKUP || out.failed_step == VM_STEP_OBSERVE)
-            ? NULL
-            : &so;
-    si.needs_power_cycle = out.needs_power_cycle;
-    si.power_unreachable = out.power_unreachable;
-    if (out.created)
-        res.desired.class_held = 0; /* a new VM gets the class as it is now */
-    pl_fields_str(out.deferred_fields & ~PL_F_HARDWARE, pending, sizeof(pending));
-    si.pending_fields = pending;
-    if (out.disk_not_shrunk) {
-        snprintf(field_note, sizeof(field_note),
+    si->obs = p->arc != VMOP_OK &&
+                      (out->failed_step == VM_STEP_LOOKUP || out->failed_step == VM_STEP_OBSERVE)
+                  ? NULL
+                  : &p->so;
+    si->needs_power_cycle = out->needs_power_cycle;
+    si->power_unreachable = out->power_unreachable;
+    if (out->created)
+        p->res.desired.class_held = 0; /* a new VM gets the class as it is now */
+    pl_fields_str(out->deferred_fields & ~PL_F_HARDWARE, p->pending, sizeof(p->pending));
+    si->pending_fields = p->pending;
+    if (out->disk_not_shrunk) {
+        snprintf(p->field_note, sizeof(p->field_note),
                  "spec.advanced.bootDiskCapacity (%lld MiB) is below the boot disk's %lld MiB "
                  "(disks are never shrunk)",
-                 (long long)res.desired.boot_disk_mb, out.disk_kb / 1024);
-        si.field_note = field_note;
+                 (long long)p->res.desired.boot_disk_mb, out->disk_kb / 1024);
+        si->field_note = p->field_note;
     }
-    si.probe = eval_probe(r, &so, &out.obs, probe_msg, sizeof(probe_msg));
-    si.probe_message = probe_msg;
-    probe_transition_event(r, si.probe, probe_msg);
-    if (out.created && r->vm->status_unique_id && *r->vm->status_unique_id) {
+    si->probe = eval_probe(r, &p->so, &out->obs, p->probe_msg, sizeof(p->probe_msg));
+    si->probe_message = p->probe_msg;
+    probe_transition_event(r, si->probe, p->probe_msg);
+    return VMOP_OK;
+}
+
+/* What vmsync did (or found), as events and log lines; a failure as CreateFailed or
+ * ReconcileFailed, with the status written and the reconcile stopped. */
+static vmop_rc step_events(struct rctx *r, struct pass *p, int *stop, struct vmop_err *err)
+{
+    const struct vs_outcome *out = &p->out;
+    const char *id = p->so.unique_id ? p->so.unique_id : "";
+    struct st_input *si = &p->si;
+    struct vmop_err e2 = {0};
+
+    *stop = 0;
+    if (out->created && r->vm->status_unique_id && *r->vm->status_unique_id) {
         /* deleted in vCenter while the resource exists: recreated (docs/user-guide.md) */
         event(r, "Warning", "VirtualMachineNotFound",
               "virtual machine %s was not found in vCenter (deleted outside vmop): recreated as "
               "%s with the same identity",
-              r->vm->status_unique_id, so.unique_id ? so.unique_id : "");
+              r->vm->status_unique_id, id);
     }
-    if (out.foreign.found && so.present) /* the status.uniqueID hint named another VM */
+    if (out->foreign.found && p->so.present) /* the status.uniqueID hint named another VM */
         event(r, "Warning", OWN_REASON_CONFLICT,
               "status.uniqueID named VM %s, which is not this resource's (%s): ignored and left "
               "untouched; this resource's VM is %s",
-              out.foreign.ref, out.foreign.why, so.unique_id ? so.unique_id : "");
-    if (out.adopted) {
+              out->foreign.ref, out->foreign.why, id);
+    if (out->adopted) {
         event(r, "Normal", "Adopted",
-              "virtual machine %s was created by an earlier vmop release: marked with %s",
-              so.unique_id ? so.unique_id : "", OWN_KEY_UID);
-        vlog(VLOG_INFO, LOGGER, r->key, "adopted %s (added %s)", so.unique_id ? so.unique_id : "",
-             OWN_KEY_UID);
+              "virtual machine %s was created by an earlier vmop release: marked with %s", id,
+              OWN_KEY_UID);
+        vlog(VLOG_INFO, LOGGER, r->key, "adopted %s (added %s)", id, OWN_KEY_UID);
     }
-    if (out.created) {
+    if (out->created) {
         __atomic_add_fetch(&r->c->creates, 1, __ATOMIC_RELAXED);
-        event(r, "Normal", "Created", "virtual machine %s created in vCenter",
-              so.unique_id ? so.unique_id : "");
-        vlog(VLOG_INFO, LOGGER, r->key, "created %s", so.unique_id ? so.unique_id : "");
+        event(r, "Normal", "Created", "virtual machine %s created in vCenter", id);
+        vlog(VLOG_INFO, LOGGER, r->key, "created %s", id);
     }
-    drift_events(r, &out);
-    if (did(&out, VM_STEP_POWER_ON))
+    drift_events(r, out);
+    if (did(out, VM_STEP_POWER_ON))
         event(r, "Normal", "PoweredOn", "virtual machine powered on");
-    if (did(&out, VM_STEP_POWER_OFF))
+    if (did(out, VM_STEP_POWER_OFF))
         event(r, "Normal", "PowerOff", "virtual machine powered off");
-    if (did(&out, VM_STEP_SUSPEND))
+    if (did(out, VM_STEP_SUSPEND))
         event(r, "Normal", "Suspended", "virtual machine suspended");
-    if (did(&out, VM_STEP_RECONFIGURE) && !out.created)
-        event(r, "Normal", "Reconfigured", "%s", out.done);
-    if (out.done[0])
-        vlog(VLOG_INFO, LOGGER, r->key, "done: %s", out.done);
-    if (arc != VMOP_OK) {
+    if (did(out, VM_STEP_RECONFIGURE) && !out->created)
+        event(r, "Normal", "Reconfigured", "%s", out->done);
+    if (out->done[0])
+        vlog(VLOG_INFO, LOGGER, r->key, "done: %s", out->done);
+    if (p->arc == VMOP_OK)
+        return VMOP_OK;
+    *stop = 1;
+    st_reason_for(p->arc, out->fault[0] ? out->fault : err->fault, p->reason, sizeof(p->reason));
+    si->kind = ST_FAILED;
+    si->fail_step = out->failed_step;
+    si->fail_reason = p->reason;
+    si->fail_message = out->message[0] ? out->message : err->msg;
+    /* a storage policy that cannot be satisfied stops the create before it starts */
+    event(r, "Warning",
+          si->fail_step == VM_STEP_CREATE || si->fail_step == VM_STEP_STORAGE ? "CreateFailed"
+                                                                              : "ReconcileFailed",
+          "%s failed with %s: %s", vm_step_str(si->fail_step), p->reason, si->fail_message);
+    vlog_err(VLOG_WARN, LOGGER, r->key, err, "%s failed", vm_step_str(si->fail_step));
+    if (write_status(r, si, &e2) != VMOP_OK)
+        vlog_err(VLOG_WARN, LOGGER, r->key, &e2, "status not written");
+    return p->arc;
+}
+
+/* nextRestartTime: a restart that is due, and one started before a crash, recorded. */
+static vmop_rc step_restart(struct rctx *r, struct pass *p, int *stop, struct vmop_err *err)
+{
+    const struct vs_obs *obs = &p->out.obs;
+    struct st_input *si = &p->si;
+    const char *how = "";
+    vmop_rc rc;
+
+    *stop = 0;
+    if (p->so.present && obs->vm && restart_marked_not_recorded(r->vm, obs->vm))
+        si->last_restart_time = r->vm->next_restart_time; /* started before a crash: record it */
+    if (!(p->so.present && p->so.power == API_POWER_ON && obs->vm && restart_due(r->vm, obs->vm)))
+        return VMOP_OK;
+    rc = do_restart(r, &obs->vm->ref, &how, err);
+    if (rc != VMOP_OK) {
         struct vmop_err e2 = {0};
-        st_reason_for(arc, out.fault[0] ? out.fault : err->fault, reason, sizeof(reason));
-        si.kind = ST_FAILED;
-        si.fail_step = out.failed_step;
-        si.fail_reason = reason;
-        si.fail_message = out.message[0] ? out.message : err->msg;
-        /* a storage policy that cannot be satisfied stops the create before it starts */
-        event(r, "Warning",
-              si.fail_step == VM_STEP_CREATE || si.fail_step == VM_STEP_STORAGE ? "CreateFailed"
-                                                                                : "ReconcileFailed",
-              "%s failed with %s: %s", vm_step_str(si.fail_step), reason, si.fail_message);
-        vlog_err(VLOG_WARN, LOGGER, r->key, err, "%s failed", vm_step_str(si.fail_step));
-        if (write_status(r, &si, &e2) != VMOP_OK)
+        *stop = 1;
+        st_reason_for(rc, err->fault, p->reason, sizeof(p->reason));
+        si->kind = ST_FAILED;
+        si->fail_step = VM_STEP_RESTART;
+        si->fail_reason = p->reason;
+        si->fail_message = err->msg;
+        event(r, "Warning", "RestartFailed", "restart failed with %s: %s", p->reason, err->msg);
+        if (write_status(r, si, &e2) != VMOP_OK)
             vlog_err(VLOG_WARN, LOGGER, r->key, &e2, "status not written");
-        rc = arc;
-        goto out;
+        return rc;
     }
-    if (so.present && out.obs.vm && restart_marked_not_recorded(r->vm, out.obs.vm))
-        si.last_restart_time = r->vm->next_restart_time; /* started before a crash: record it */
-    if (so.present && so.power == API_POWER_ON && out.obs.vm && restart_due(r->vm, out.obs.vm)) {
-        const char *how = "";
-        rc = do_restart(r, &out.obs.vm->ref, &how, err);
-        if (rc != VMOP_OK) {
-            struct vmop_err e2 = {0};
-            st_reason_for(rc, err->fault, reason, sizeof(reason));
-            si.kind = ST_FAILED;
-            si.fail_step = VM_STEP_RESTART;
-            si.fail_reason = reason;
-            si.fail_message = err->msg;
-            event(r, "Warning", "RestartFailed", "restart failed with %s: %s", reason, err->msg);
-            if (write_status(r, &si, &e2) != VMOP_OK)
-                vlog_err(VLOG_WARN, LOGGER, r->key, &e2, "status not written");
-            goto out;
-        }
-        si.last_restart_time = r->vm->next_restart_time;
-        event(r, "Normal", "Restarted",
-              "virtual machine restarted (%s, restartMode %s) for "
-              "nextRestartTime %s",
-              how, pl_mode_str(pl_mode_from_api(r->vm->restart_mode)), r->vm->next_restart_time);
-        vlog(VLOG_INFO, LOGGER, r->key, "restarted (%s)", how);
-    }
-    si.kind = ST_SYNCED;
-    rc = write_status(r, &si, err);
+    si->last_restart_time = r->vm->next_restart_time;
+    event(r, "Normal", "Restarted",
+          "virtual machine restarted (%s, restartMode %s) for nextRestartTime %s", how,
+          pl_mode_str(pl_mode_from_api(r->vm->restart_mode)), r->vm->next_restart_time);
+    vlog(VLOG_INFO, LOGGER, r->key, "restarted (%s)", how);
+    return VMOP_OK;
+}
+
+/* The status patch, then the class version that sized the VM. */
+static vmop_rc step_status(struct rctx *r, struct pass *p, struct vmop_err *err)
+{
+    vmop_rc rc;
+    p->si.kind = ST_SYNCED;
+    rc = write_status(r, &p->si, err);
     /* a class held back (resolve.h) keeps the annotation of the class version that sized it */
-    if (rc == VMOP_OK && so.present && !out.needs_power_cycle && !res.desired.class_held)
+    if (rc == VMOP_OK && p->so.present && !p->out.needs_power_cycle && !p->res.desired.class_held)
         rc = record_resized_class(r, err);
-    if (rc != VMOP_OK)
-        goto out;
-    /* wait (bounded) for what vCenter does on its own: the guest's IP. With a live change feed
-     * for this vCenter the IP arrives as an event (guest.ipAddress): no short requeue. */
-    feed_state(r->c, r->endpoint ? r->endpoint->name : NULL, so.present ? so.unique_id : NULL,
+    return rc;
+}
+
+/* When to look again: wait (bounded) for what vCenter does on its own, the guest's IP. With a
+ * live change feed for this vCenter the IP arrives as an event (guest.ipAddress): no short
+ * requeue. */
+static void step_requeue(struct rctx *r, const struct pass *p)
+{
+    const struct st_obs *so = &p->so;
+    int live, watching;
+
+    feed_state(r->c, r->endpoint ? r->endpoint->name : NULL, so->present ? so->unique_id : NULL,
                &live, &watching);
-    if (so.present && so.power == API_POWER_ON && !r->vm->network_disabled &&
-        (!so.primary_ip4 || !*so.primary_ip4) && !live)
+    if (so->present && so->power == API_POWER_ON && !r->vm->network_disabled &&
+        (!so->primary_ip4 || !*so->primary_ip4) && !live)
         r->requeue_ms = VMC_WAIT_DELAY_MS;
-    else if (!so.present)
+    else if (!so->present)
         r->requeue_ms = VMC_WAIT_MAX_MS;
-    else if (si.probe == ST_PROBE_NOT_READY || si.probe == ST_PROBE_UNKNOWN)
+    else if (p->si.probe == ST_PROBE_NOT_READY || p->si.probe == ST_PROBE_UNKNOWN)
         r->requeue_ms = VMC_WAIT_MAX_MS;
-    else if (live && so.unique_id && !watching)
+    else if (live && so->unique_id && !watching)
         /* the feed has not seen this VM yet (just created, or outside the watched folders): a
          * VM destroyed before the feed's next round would never be reported, so look again */
-        r->requeue_ms = out.created ? VMC_WAIT_DELAY_MS : unwatched_requeue_ms(obj);
-out:
-    vs_outcome_free(&out);
-    rs_result_free(&res);
+        r->requeue_ms = p->out.created ? VMC_WAIT_DELAY_MS : unwatched_requeue_ms(p->obj);
+}
+
+static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
+{
+    static vmop_rc (*const steps[])(struct rctx *, struct pass *, int *, struct vmop_err *) = {
+        step_resolve, step_connect, step_apply, step_events, step_restart,
+    };
+    struct pass p;
+    int stop = 0;
+    vmop_rc rc;
+
+    memset(&p, 0, sizeof(p));
+    p.obj = hold(r, kube_informer_get(r->c->inf[I_VM].inf, r->key));
+    if (!p.obj)
+        return VMOP_OK; /* deleted */
+    rc = api_vm_parse(p.obj, &r->vm, err);
+    if (rc != VMOP_OK)
+        return rc;
+    snprintf(r->ns, sizeof(r->ns), "%s", r->vm->namespace_ ? r->vm->namespace_ : "");
+    r->involved = involved_of(p.obj);
+
+    rc = step_lifecycle(r, &p, &stop, err);
+    if (rc == VMOP_OK && !stop)
+        rc = step_defaults(r, &stop, err);
+    for (size_t i = 0; rc == VMOP_OK && !stop && i < sizeof(steps) / sizeof(steps[0]); i++)
+        rc = steps[i](r, &p, &stop, err);
+    if (rc == VMOP_OK && !stop)
+        rc = step_status(r, &p, err);
+    if (rc == VMOP_OK && !stop)
+        step_requeue(r, &p);
+    vs_outcome_free(&p.out);
+    rs_result_free(&p.res);
     return rc;
 }
 
