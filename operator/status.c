@@ -217,33 +217,12 @@ static vmop_rc set_ready(cJSON *conds, const struct st_input *in, long long gen,
     return set_cond(conds, COND_READY, API_COND_TRUE, NULL, NULL, gen, now, err);
 }
 
-vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int *ret_changed,
-                 struct vmop_err *err)
+/* The resolver's conditions as it decided them, what the reconcile could not do with an
+ * accepted field (VirtualMachineFieldsSupported) and a storage step failure. */
+static vmop_rc conds_prereq(cJSON *conds, const struct st_input *in, long long gen, time_t now,
+                            struct vmop_err *err)
 {
-    const struct api_vm *vm = in->vm;
-    const cJSON *old = cJSON_GetObjectItemCaseSensitive(vm->obj, "status");
-    cJSON *st = NULL, *conds;
-    long long gen = vm->generation > 0 ? vm->generation : -1;
     vmop_rc rc = VMOP_OK;
-    char msg[VMOP_ERR_MSG_MAX + 64];
-
-    st = cJSON_IsObject(old) ? cJSON_Duplicate(old, 1) : cJSON_CreateObject();
-    if (!st)
-        return nomem(err);
-    conds = cJSON_GetObjectItemCaseSensitive(st, "conditions");
-    if (!cJSON_IsArray(conds)) {
-        conds = cJSON_CreateArray();
-        if (put(st, "conditions", conds)) {
-            rc = nomem(err);
-            goto out;
-        }
-    }
-
-    if (in->kind == ST_PAUSED) {
-        rc = set_cond(conds, COND_RECONCILE_READY, API_COND_FALSE, ST_REASON_PAUSED, ST_MSG_PAUSED,
-                      gen, now, err);
-        goto done;
-    }
 
     /* prerequisite conditions, exactly as the resolver decided them */
     if (in->rs) {
@@ -255,7 +234,7 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
                 rc = set_cond(conds, c->type, c->status, c->reason, c->message, gen, now, err);
         }
         if (rc != VMOP_OK)
-            goto out;
+            return rc;
     }
     /* what the reconcile could not do with an accepted field joins VirtualMachineFieldsSupported */
     if (in->rs && in->field_note && *in->field_note) {
@@ -267,7 +246,7 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
         rc = set_cond(conds, COND_FIELDS_SUPPORTED, API_COND_FALSE, RS_REASON_NOT_SUPPORTED, fmsg,
                       gen, now, err);
         if (rc != VMOP_OK)
-            goto out;
+            return rc;
     }
     /* a storage step failure (the StorageClass's policy cannot be satisfied) overrides the
      * resolver's VirtualMachineStorageReady */
@@ -276,24 +255,18 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
                       in->fail_reason && *in->fail_reason ? in->fail_reason : "Error",
                       in->fail_message ? in->fail_message : "", gen, now, err);
         if (rc != VMOP_OK)
-            goto out;
+            return rc;
     }
+    return rc;
+}
 
-    if (in->obs && set_observed(st, in) != VMOP_OK) {
-        rc = nomem(err);
-        goto out;
-    }
-    /* status.class is the class the VM was last sized from: not yet the new one while a CPU or
-     * memory change waits for a power cycle */
-    if (in->vm->class_name && in->obs && in->obs->present &&
-        !(in->needs_power_cycle && cJSON_GetObjectItemCaseSensitive(st, "class"))) {
-        cJSON *cls = cJSON_CreateObject();
-        if (put(st, "class", cls) || put_str(cls, "apiVersion", ST_API_VERSION) ||
-            put_str(cls, "kind", ST_CLASS_KIND) || put_str(cls, "name", in->vm->class_name)) {
-            rc = nomem(err);
-            goto out;
-        }
-    }
+/* VirtualMachineCreated. */
+static vmop_rc cond_created(cJSON *conds, const struct st_input *in, long long gen, time_t now,
+                            struct vmop_err *err)
+{
+    const struct api_vm *vm = in->vm;
+    vmop_rc rc = VMOP_OK;
+    char msg[VMOP_ERR_MSG_MAX + 64];
 
     /* VirtualMachineCreated */
     if (in->obs && in->obs->present) {
@@ -314,8 +287,16 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
                                                : "the virtual machine does not exist yet",
                       gen, now, err);
     }
-    if (rc != VMOP_OK)
-        goto out;
+    return rc;
+}
+
+/* VirtualMachinePowerStateSynced. */
+static vmop_rc cond_power(cJSON *conds, const struct st_input *in, long long gen, time_t now,
+                          struct vmop_err *err)
+{
+    const struct api_vm *vm = in->vm;
+    vmop_rc rc = VMOP_OK;
+    char msg[VMOP_ERR_MSG_MAX + 64];
 
     /* VirtualMachinePowerStateSynced */
     if (in->obs && in->obs->present) {
@@ -342,8 +323,16 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
     } else if (in->obs) {
         api_cond_delete(conds, COND_POWER_SYNCED);
     }
-    if (rc != VMOP_OK)
-        goto out;
+    return rc;
+}
+
+/* VirtualMachineClassConfigurationSynced: a resize waits for a power cycle. */
+static vmop_rc cond_class_config(cJSON *conds, const struct st_input *in, long long gen, time_t now,
+                                 struct vmop_err *err)
+{
+    const struct api_vm *vm = in->vm;
+    vmop_rc rc = VMOP_OK;
+    char msg[VMOP_ERR_MSG_MAX + 64];
 
     /* VirtualMachineClassConfigurationSynced: resize waits for a power cycle */
     if (in->obs && in->obs->present && in->kind == ST_SYNCED) {
@@ -370,13 +359,17 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
                 set_cond(conds, COND_CLASS_CONFIG_SYNCED, API_COND_TRUE, NULL, NULL, gen, now, err);
         }
         if (rc != VMOP_OK)
-            goto out;
+            return rc;
     }
-    if (in->last_restart_time && *in->last_restart_time &&
-        put_str(st, "lastRestartTime", in->last_restart_time)) {
-        rc = nomem(err);
-        goto out;
-    }
+    return rc;
+}
+
+/* VirtualMachineReconcileReady (the resolver's verdict wins: InvalidSpec, NotDefaulted). */
+static vmop_rc cond_reconcile_ready(cJSON *conds, const struct st_input *in, long long gen,
+                                    time_t now, struct vmop_err *err)
+{
+    vmop_rc rc = VMOP_OK;
+    char msg[VMOP_ERR_MSG_MAX + 64];
 
     /* VirtualMachineReconcileReady (the resolver's verdict wins: InvalidSpec, NotDefaulted) */
     if (in->rs && rs_result_cond(in->rs, COND_RECONCILE_READY) &&
@@ -403,6 +396,70 @@ vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int 
     } else {
         rc = set_cond(conds, COND_RECONCILE_READY, API_COND_TRUE, NULL, NULL, gen, now, err);
     }
+    return rc;
+}
+
+vmop_rc st_build(const struct st_input *in, time_t now, cJSON **ret_status, int *ret_changed,
+                 struct vmop_err *err)
+{
+    const struct api_vm *vm = in->vm;
+    const cJSON *old = cJSON_GetObjectItemCaseSensitive(vm->obj, "status");
+    cJSON *st = NULL, *conds;
+    long long gen = vm->generation > 0 ? vm->generation : -1;
+    vmop_rc rc = VMOP_OK;
+
+    st = cJSON_IsObject(old) ? cJSON_Duplicate(old, 1) : cJSON_CreateObject();
+    if (!st)
+        return nomem(err);
+    conds = cJSON_GetObjectItemCaseSensitive(st, "conditions");
+    if (!cJSON_IsArray(conds)) {
+        conds = cJSON_CreateArray();
+        if (put(st, "conditions", conds)) {
+            rc = nomem(err);
+            goto out;
+        }
+    }
+
+    if (in->kind == ST_PAUSED) {
+        rc = set_cond(conds, COND_RECONCILE_READY, API_COND_FALSE, ST_REASON_PAUSED, ST_MSG_PAUSED,
+                      gen, now, err);
+        goto done;
+    }
+
+    rc = conds_prereq(conds, in, gen, now, err);
+    if (rc != VMOP_OK)
+        goto out;
+
+    if (in->obs && set_observed(st, in) != VMOP_OK) {
+        rc = nomem(err);
+        goto out;
+    }
+    /* status.class is the class the VM was last sized from: not yet the new one while a CPU or
+     * memory change waits for a power cycle */
+    if (in->vm->class_name && in->obs && in->obs->present &&
+        !(in->needs_power_cycle && cJSON_GetObjectItemCaseSensitive(st, "class"))) {
+        cJSON *cls = cJSON_CreateObject();
+        if (put(st, "class", cls) || put_str(cls, "apiVersion", ST_API_VERSION) ||
+            put_str(cls, "kind", ST_CLASS_KIND) || put_str(cls, "name", in->vm->class_name)) {
+            rc = nomem(err);
+            goto out;
+        }
+    }
+
+    rc = cond_created(conds, in, gen, now, err);
+    if (rc == VMOP_OK)
+        rc = cond_power(conds, in, gen, now, err);
+    if (rc == VMOP_OK)
+        rc = cond_class_config(conds, in, gen, now, err);
+    if (rc != VMOP_OK)
+        goto out;
+    if (in->last_restart_time && *in->last_restart_time &&
+        put_str(st, "lastRestartTime", in->last_restart_time)) {
+        rc = nomem(err);
+        goto out;
+    }
+
+    rc = cond_reconcile_ready(conds, in, gen, now, err);
     if (rc != VMOP_OK)
         goto out;
 
