@@ -295,6 +295,98 @@ static int status_retryable(long status, const char *method)
     return status == 500 || status == 502 || status == 504;
 }
 
+/* The request's headers into *ret (curl_slist_append'ed; freed with slist_free_secure). */
+static vmop_rc build_headers(const struct kube_http_req *req, const struct vbuf *auth,
+                             struct curl_slist **ret, struct vmop_err *err)
+{
+    struct curl_slist *hdrs = NULL, *nh;
+    nh = curl_slist_append(hdrs, "Accept: application/json");
+    nh = nh ? curl_slist_append(hdrs = nh, "Expect:") : NULL;
+    if (nh && req->ctype) {
+        struct vbuf ct;
+        vbuf_init(&ct, 256);
+        vbuf_addf(&ct, "Content-Type: %s", req->ctype);
+        nh = vbuf_error(&ct) ? NULL : curl_slist_append(hdrs = nh, vbuf_str(&ct));
+        vbuf_free(&ct);
+    }
+    if (nh && auth->len)
+        nh = curl_slist_append(hdrs = nh, vbuf_str(auth));
+    if (!nh) {
+        slist_free_secure(hdrs);
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory building request headers");
+    }
+    *ret = nh;
+    return VMOP_OK;
+}
+
+/* Every option of one attempt on h, each result checked: the first option curl refuses fails
+ * the request (VMOP_E_INTERNAL, naming curl's reason). */
+static vmop_rc setup_handle(struct kube_client *c, const struct kube_http_req *req, CURL *h,
+                            const char *url, struct curl_slist *hdrs, struct xfer *x, char *ebuf,
+                            int have_auth, struct vmop_err *err)
+{
+    long tmo = req->timeout_ms ? req->timeout_ms : c->o.timeout_ms;
+    CURLcode cc = CURLE_OK;
+#define OPT(o, v)                                                                                  \
+    do {                                                                                           \
+        if (cc == CURLE_OK)                                                                        \
+            cc = curl_easy_setopt(h, o, v);                                                        \
+    } while (0)
+    OPT(CURLOPT_URL, url);
+    OPT(CURLOPT_NOSIGNAL, 1L);
+    OPT(CURLOPT_ERRORBUFFER, ebuf);
+    OPT(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    OPT(CURLOPT_PROTOCOLS_STR, "http,https");
+    OPT(CURLOPT_USERAGENT, c->user_agent);
+    OPT(CURLOPT_HTTPHEADER, hdrs);
+    OPT(CURLOPT_TCP_KEEPALIVE, 1L);
+    OPT(CURLOPT_CONNECTTIMEOUT_MS, c->o.connect_timeout_ms);
+    if (tmo > 0)
+        OPT(CURLOPT_TIMEOUT_MS, tmo);
+    OPT(CURLOPT_ACCEPT_ENCODING, ""); /* gzip if the server offers it */
+    OPT(CURLOPT_WRITEFUNCTION, on_write);
+    OPT(CURLOPT_WRITEDATA, x);
+    OPT(CURLOPT_HEADERFUNCTION, on_header);
+    OPT(CURLOPT_HEADERDATA, x);
+    OPT(CURLOPT_NOPROGRESS, 0L);
+    OPT(CURLOPT_XFERINFOFUNCTION, on_progress);
+    OPT(CURLOPT_XFERINFODATA, x);
+    if (c->insecure) {
+        OPT(CURLOPT_SSL_VERIFYPEER, 0L);
+        OPT(CURLOPT_SSL_VERIFYHOST, 0L);
+    } else if (c->ca.data) {
+        struct curl_blob b = {.data = c->ca.data, .len = c->ca.len, .flags = CURL_BLOB_NOCOPY};
+        OPT(CURLOPT_CAINFO_BLOB, &b);
+    }
+    if (c->cert.data) {
+        struct curl_blob cb = {.data = c->cert.data, .len = c->cert.len, .flags = CURL_BLOB_NOCOPY};
+        struct curl_blob kb = {.data = c->key.data, .len = c->key.len, .flags = CURL_BLOB_NOCOPY};
+        OPT(CURLOPT_SSLCERT_BLOB, &cb);
+        OPT(CURLOPT_SSLCERTTYPE, "PEM");
+        OPT(CURLOPT_SSLKEY_BLOB, &kb);
+        OPT(CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    if (c->basic_user && !have_auth) {
+        OPT(CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        OPT(CURLOPT_USERNAME, c->basic_user);
+        OPT(CURLOPT_PASSWORD, c->basic_pass ? c->basic_pass : "");
+    }
+    if (!strcmp(req->method, "GET")) {
+        OPT(CURLOPT_HTTPGET, 1L);
+    } else {
+        OPT(CURLOPT_CUSTOMREQUEST, req->method);
+        if (req->body || strcmp(req->method, "DELETE") != 0) {
+            OPT(CURLOPT_POSTFIELDS, req->body ? req->body : "");
+            OPT(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(req->body ? req->body_len : 0));
+        }
+    }
+#undef OPT
+    if (cc != CURLE_OK)
+        return vmop_fail(err, VMOP_E_INTERNAL, "%s %s: curl refused an option: %s", req->method,
+                         req->path, curl_easy_strerror(cc));
+    return VMOP_OK;
+}
+
 vmop_rc kube_http(struct kube_client *c, const struct kube_http_req *req, struct kube_sink *sink,
                   long *ret_status, struct vbuf *ret_body, struct vmop_err *err)
 {
@@ -316,7 +408,6 @@ vmop_rc kube_http(struct kube_client *c, const struct kube_http_req *req, struct
     }
     for (;;) {
         struct xfer x = {.body = ret_body, .sink = sink, .cancel = req->cancel};
-        struct curl_slist *nh;
         if (ret_body)
             vbuf_reset(ret_body);
         slist_free_secure(hdrs);
@@ -329,22 +420,9 @@ vmop_rc kube_http(struct kube_client *c, const struct kube_http_req *req, struct
             rc = vmop_fail(err, VMOP_E_TOOBIG, "bearer token too long");
             goto out;
         }
-        nh = curl_slist_append(hdrs, "Accept: application/json");
-        nh = nh ? curl_slist_append(hdrs = nh, "Expect:") : NULL;
-        if (nh && req->ctype) {
-            struct vbuf ct;
-            vbuf_init(&ct, 256);
-            vbuf_addf(&ct, "Content-Type: %s", req->ctype);
-            nh = vbuf_error(&ct) ? NULL : curl_slist_append(hdrs = nh, vbuf_str(&ct));
-            vbuf_free(&ct);
-        }
-        if (nh && auth.len)
-            nh = curl_slist_append(hdrs = nh, vbuf_str(&auth));
-        if (!nh) {
-            rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory building request headers");
+        rc = build_headers(req, &auth, &hdrs, err);
+        if (rc != VMOP_OK)
             goto out;
-        }
-        hdrs = nh;
         h = pool_get(c);
         if (!h) {
             rc = vmop_fail(err, VMOP_E_NOMEM, "curl_easy_init failed");
@@ -352,58 +430,9 @@ vmop_rc kube_http(struct kube_client *c, const struct kube_http_req *req, struct
         }
         x.h = h;
         ebuf[0] = '\0';
-        curl_easy_setopt(h, CURLOPT_URL, vbuf_str(&url));
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
-        curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-        curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->o.connect_timeout_ms);
-        long tmo = req->timeout_ms ? req->timeout_ms : c->o.timeout_ms;
-        if (tmo > 0)
-            curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, tmo);
-        curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* gzip if the server offers it */
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
-        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(h, CURLOPT_HEADERDATA, &x);
-        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x);
-        if (c->insecure) {
-            curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-            curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-        } else if (c->ca.data) {
-            struct curl_blob b = {.data = c->ca.data, .len = c->ca.len, .flags = CURL_BLOB_NOCOPY};
-            curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
-        }
-        if (c->cert.data) {
-            struct curl_blob cb = {
-                .data = c->cert.data, .len = c->cert.len, .flags = CURL_BLOB_NOCOPY};
-            struct curl_blob kb = {
-                .data = c->key.data, .len = c->key.len, .flags = CURL_BLOB_NOCOPY};
-            curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cb);
-            curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-            curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &kb);
-            curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-        }
-        if (c->basic_user && !auth.len) {
-            curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-            curl_easy_setopt(h, CURLOPT_USERNAME, c->basic_user);
-            curl_easy_setopt(h, CURLOPT_PASSWORD, c->basic_pass ? c->basic_pass : "");
-        }
-        if (!strcmp(req->method, "GET")) {
-            curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-        } else {
-            curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method);
-            if (req->body || strcmp(req->method, "DELETE") != 0) {
-                curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->body ? req->body : "");
-                curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
-                                 (curl_off_t)(req->body ? req->body_len : 0));
-            }
-        }
+        rc = setup_handle(c, req, h, vbuf_str(&url), hdrs, &x, ebuf, auth.len > 0, err);
+        if (rc != VMOP_OK)
+            goto out;
         __atomic_add_fetch(&c->n_requests, 1, __ATOMIC_RELAXED);
         CURLcode cc = curl_easy_perform(h);
         status = 0;
