@@ -221,6 +221,99 @@ static void strv_free(char **v)
     free(v);
 }
 
+/* The webhook server with every admission and conversion handler. Started before leader
+ * election: the API server calls any replica; the handlers read the VM controller's caches
+ * (operator/admission/). */
+static vmop_rc start_webhooks(struct proc *p, const struct vmop_config *cfg, struct vmop_err *err)
+{
+    struct wh_server_config wc = {.addr = cfg->webhook_addr, .cert_dir = cfg->webhook_cert_dir};
+    p->adm_vm.images = vmc_informer(p->vmc, "virtualmachineimages");
+    p->adm_vm.cimages = vmc_informer(p->vmc, "clustervirtualmachineimages");
+    p->adm_vm.bindings = vmc_informer(p->vmc, "namespacebindings");
+    p->adm_vm.priv.sa_namespace = cfg->ns;
+    p->adm_vm.priv.sa_name = cfg->service_account;
+    if (split_list(cfg->privileged_users, &p->priv_users, &p->adm_vm.priv.n_users, err) ||
+        split_list(cfg->privileged_groups, &p->priv_groups, &p->adm_vm.priv.n_groups, err))
+        return err->rc ? err->rc : VMOP_E_INTERNAL;
+    p->adm_vm.priv.users = (const char *const *)p->priv_users;
+    p->adm_vm.priv.groups = (const char *const *)p->priv_groups;
+    if (wh_server_start(&wc, &p->webhook, err) != VMOP_OK ||
+        wh_server_add_admission(p->webhook, ADM_VM_MUTATE_PATH, adm_vm_mutate, &p->adm_vm, err) !=
+            VMOP_OK)
+        return err->rc ? err->rc : VMOP_E_INTERNAL;
+    {
+        static const char *const paths[] = {ADM_VM_VALIDATE_PATH, ADM_CLS_VALIDATE_PATH,
+                                            ADM_SVC_VALIDATE_PATH, ADM_NSB_VALIDATE_PATH,
+                                            ADM_VCE_VALIDATE_PATH};
+        for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+            if (wh_server_add_admission(p->webhook, paths[i], adm_validate, &p->adm_vm, err) !=
+                VMOP_OK)
+                return err->rc ? err->rc : VMOP_E_INTERNAL;
+        if (wh_server_add_conversion(p->webhook, ADM_CONVERT_PATH, adm_convert, NULL, err) !=
+            VMOP_OK)
+            return err->rc ? err->rc : VMOP_E_INTERNAL;
+    }
+    vlog(VLOG_INFO, LOGGER, NULL, "webhook server on %s (port %d, certificate from %s)",
+         cfg->webhook_addr, wh_server_port(p->webhook), cfg->webhook_cert_dir);
+    return VMOP_OK;
+}
+
+/* Leader election on the Lease (cfg->lease_ns/lease_name): its own client, one attempt per
+ * call and a short timeout, so a renewal that hangs (a partition) returns well before the renew
+ * deadline and a leader that cannot renew stops before any other replica may take over. */
+static vmop_rc start_election(struct proc *p, const struct vmop_config *cfg,
+                              const struct kube_config *kcfg, char *identity, size_t identity_len,
+                              struct vmop_err *err)
+{
+    struct kube_elector_opts eo = {
+        .ns = cfg->lease_ns && *cfg->lease_ns ? cfg->lease_ns : cfg->ns,
+        .name = cfg->lease_name,
+        .release_on_cancel = 1,
+        .on_started_leading = on_started,
+        .on_stopped_leading = on_stopped,
+        .cb_ud = p,
+    };
+    struct kube_client_opts lko = {
+        .timeout_ms = 1000, .connect_timeout_ms = 1000, .max_retries = KUBE_NO_RETRIES};
+    make_identity(identity, identity_len);
+    eo.identity = identity;
+    if (kube_client_new(kcfg, &lko, &p->lease_kc, err) != VMOP_OK ||
+        kube_elector_new(p->lease_kc, &eo, &p->el, err) != VMOP_OK ||
+        kube_elector_start(p->el, err) != VMOP_OK)
+        return err->rc ? err->rc : VMOP_E_INTERNAL;
+    vlog(VLOG_INFO, LOGGER, NULL, "leader election on %s/%s as %s", eo.ns, eo.name, identity);
+    return VMOP_OK;
+}
+
+/* Stops intake, drains the workers, then the rest; the Lease goes last. */
+static void proc_shutdown(struct proc *p, const struct vmop_config *cfg, struct kube_config *kcfg)
+{
+    if (p->imgc)
+        imgc_stop(p->imgc);
+    if (p->svc)
+        vmsvc_stop(p->svc);
+    vlog(VLOG_DEBUG, LOGGER, NULL, "VirtualMachineService controller stopped");
+    if (p->vmc)
+        vmc_stop(p->vmc, cfg->drain_ms);
+    vlog(VLOG_DEBUG, LOGGER, NULL, "VirtualMachine controller stopped");
+    wh_server_stop(p->webhook); /* before the caches its handlers read are freed */
+    strv_free(p->priv_users);
+    strv_free(p->priv_groups);
+    health_stop(p->health);
+    imgc_free(p->imgc);
+    vmsvc_free(p->svc);
+    vmc_free(p->vmc);
+    vcenters_free(p->vcs);
+    vlog(VLOG_DEBUG, LOGGER, NULL, "vCenter sessions closed");
+    kube_recorder_free(p->rec);
+    kube_elector_free(p->el); /* releases the Lease: its on_stopped callback updates metrics */
+    kube_client_free(p->lease_kc);
+    metrics_free(p->metrics); /* after every object its collectors or callbacks touch */
+    kube_client_free(p->kc);
+    kube_config_free(kcfg);
+    kube_global_cleanup();
+}
+
 int vmop_run(const struct vmop_config *cfg)
 {
     struct proc p;
@@ -294,60 +387,11 @@ int vmop_run(const struct vmop_config *cfg)
         vlog(VLOG_INFO, LOGGER, NULL, "health endpoint on 127.0.0.1:%d (/healthz /readyz /metrics)",
              health_port(p.health));
     }
-    /* Before leader election: the API server calls any replica. The handlers read the VM
-     * controller's caches (operator/admission/). */
-    if (cfg->webhook_addr && *cfg->webhook_addr) {
-        struct wh_server_config wc = {.addr = cfg->webhook_addr, .cert_dir = cfg->webhook_cert_dir};
-        p.adm_vm.images = vmc_informer(p.vmc, "virtualmachineimages");
-        p.adm_vm.cimages = vmc_informer(p.vmc, "clustervirtualmachineimages");
-        p.adm_vm.bindings = vmc_informer(p.vmc, "namespacebindings");
-        p.adm_vm.priv.sa_namespace = cfg->ns;
-        p.adm_vm.priv.sa_name = cfg->service_account;
-        if (split_list(cfg->privileged_users, &p.priv_users, &p.adm_vm.priv.n_users, &err) ||
-            split_list(cfg->privileged_groups, &p.priv_groups, &p.adm_vm.priv.n_groups, &err))
-            goto fail;
-        p.adm_vm.priv.users = (const char *const *)p.priv_users;
-        p.adm_vm.priv.groups = (const char *const *)p.priv_groups;
-        if (wh_server_start(&wc, &p.webhook, &err) != VMOP_OK ||
-            wh_server_add_admission(p.webhook, ADM_VM_MUTATE_PATH, adm_vm_mutate, &p.adm_vm,
-                                    &err) != VMOP_OK)
-            goto fail;
-        {
-            static const char *const paths[] = {ADM_VM_VALIDATE_PATH, ADM_CLS_VALIDATE_PATH,
-                                                ADM_SVC_VALIDATE_PATH, ADM_NSB_VALIDATE_PATH,
-                                                ADM_VCE_VALIDATE_PATH};
-            for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
-                if (wh_server_add_admission(p.webhook, paths[i], adm_validate, &p.adm_vm, &err) !=
-                    VMOP_OK)
-                    goto fail;
-            if (wh_server_add_conversion(p.webhook, ADM_CONVERT_PATH, adm_convert, NULL, &err) !=
-                VMOP_OK)
-                goto fail;
-        }
-        vlog(VLOG_INFO, LOGGER, NULL, "webhook server on %s (port %d, certificate from %s)",
-             cfg->webhook_addr, wh_server_port(p.webhook), cfg->webhook_cert_dir);
-    }
+    if (cfg->webhook_addr && *cfg->webhook_addr && start_webhooks(&p, cfg, &err) != VMOP_OK)
+        goto fail;
     if (cfg->leader_elect) {
-        struct kube_elector_opts eo = {
-            .ns = cfg->lease_ns && *cfg->lease_ns ? cfg->lease_ns : cfg->ns,
-            .name = cfg->lease_name,
-            .release_on_cancel = 1,
-            .on_started_leading = on_started,
-            .on_stopped_leading = on_stopped,
-            .cb_ud = &p,
-        };
-        /* The Lease gets its own client: one attempt per call (no retries) and a short timeout,
-         * so a renewal that hangs (a partition) returns well before the renew deadline and a
-         * leader that cannot renew stops before any other replica may take over. */
-        struct kube_client_opts lko = {
-            .timeout_ms = 1000, .connect_timeout_ms = 1000, .max_retries = KUBE_NO_RETRIES};
-        make_identity(identity, sizeof(identity));
-        eo.identity = identity;
-        if (kube_client_new(kcfg, &lko, &p.lease_kc, &err) != VMOP_OK ||
-            kube_elector_new(p.lease_kc, &eo, &p.el, &err) != VMOP_OK ||
-            kube_elector_start(p.el, &err) != VMOP_OK)
+        if (start_election(&p, cfg, kcfg, identity, sizeof(identity), &err) != VMOP_OK)
             goto fail;
-        vlog(VLOG_INFO, LOGGER, NULL, "leader election on %s/%s as %s", eo.ns, eo.name, identity);
     } else {
         p.leading = 1;
         metrics_std_set_leader(&p.std, 1);
@@ -382,31 +426,7 @@ fail:
     vlog_err(VLOG_ERROR, LOGGER, NULL, &err, "start-up failed");
     code = 1;
 out:
-    /* stop intake, drain workers, then the rest; the Lease goes last */
-    if (p.imgc)
-        imgc_stop(p.imgc);
-    if (p.svc)
-        vmsvc_stop(p.svc);
-    vlog(VLOG_DEBUG, LOGGER, NULL, "VirtualMachineService controller stopped");
-    if (p.vmc)
-        vmc_stop(p.vmc, cfg->drain_ms);
-    vlog(VLOG_DEBUG, LOGGER, NULL, "VirtualMachine controller stopped");
-    wh_server_stop(p.webhook); /* before the caches its handlers read are freed */
-    strv_free(p.priv_users);
-    strv_free(p.priv_groups);
-    health_stop(p.health);
-    imgc_free(p.imgc);
-    vmsvc_free(p.svc);
-    vmc_free(p.vmc);
-    vcenters_free(p.vcs);
-    vlog(VLOG_DEBUG, LOGGER, NULL, "vCenter sessions closed");
-    kube_recorder_free(p.rec);
-    kube_elector_free(p.el); /* releases the Lease: its on_stopped callback updates metrics */
-    kube_client_free(p.lease_kc);
-    metrics_free(p.metrics); /* after every object its collectors or callbacks touch */
-    kube_client_free(p.kc);
-    kube_config_free(kcfg);
-    kube_global_cleanup();
+    proc_shutdown(&p, cfg, kcfg);
     vlog(VLOG_INFO, LOGGER, NULL, "stopped");
     return code;
 }
