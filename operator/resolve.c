@@ -1022,6 +1022,33 @@ static void fields_condition(struct rs_result *r, struct rs_notes *n)
 /* ---- entry points ------------------------------------------------------------------------------
  */
 
+void rs_size(const struct rs_inputs *in, struct rs_result *r, int64_t host_mhz)
+{
+    struct vmop_err serr = {0};
+    struct rs_cond *c = NULL;
+
+    if (!r->ready || !in->cls || !r->desired.class_name)
+        return;
+    for (size_t i = 0; i < r->n_conds; i++)
+        if (!strcmp(r->conds[i].type, COND_CLASS_READY))
+            c = &r->conds[i];
+    if (!c)
+        return;
+    if (host_mhz <= 0) {
+        c->status = API_COND_UNKNOWN;
+        snprintf(c->reason, sizeof(c->reason), "HostInfoUnavailable");
+        snprintf(c->message, sizeof(c->message),
+                 "the CPU speed of the placement cluster's hosts is not known yet");
+        r->ready = 0;
+    } else if (api_class_sizing(in->cls, host_mhz, &r->desired.size, &serr)) {
+        c->status = API_COND_FALSE;
+        snprintf(c->reason, sizeof(c->reason), "Invalid");
+        snprintf(c->message, sizeof(c->message), "VirtualMachineClass \"%s\" cannot be applied: %s",
+                 r->desired.class_name, serr.msg);
+        r->ready = 0;
+    }
+}
+
 vmop_rc rs_resolve(const struct rs_inputs *in, struct rs_result *ret, struct vmop_err *err)
 {
     const struct api_vm *vm = in->vm;

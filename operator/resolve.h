@@ -204,12 +204,20 @@ struct rs_inputs {
      * (base64 `data`, or `stringData`). */
     const cJSON *(*get_secret)(void *arg, const char *name);
     void *secret_arg;
-    int64_t min_host_mhz; /* lowest host CPU MHz of the placement cluster */
+    int64_t min_host_mhz; /* lowest host CPU MHz of the placement cluster, when known; the
+                           * controller passes a stand-in and sizes with rs_size() once it has
+                           * reached vCenter */
 };
 
 /* Resolves. Returns VMOP_OK whenever it could decide (ret->ready tells whether the VM can be
  * created); an error only for NOMEM/internal failures. ret must be rs_result_free()d. */
 vmop_rc rs_resolve(const struct rs_inputs *in, struct rs_result *ret, struct vmop_err *err);
+
+/* Sizes a ready result's class by the placement cluster's lowest host CPU MHz, observed in
+ * vCenter after rs_resolve() (the one MHz-dependent part of the resolution): r->desired.size.
+ * A class that cannot be applied with it turns VirtualMachineClassReady False (Invalid), an
+ * unknown MHz (<= 0) Unknown (HostInfoUnavailable); either leaves r->ready 0. */
+void rs_size(const struct rs_inputs *in, struct rs_result *r, int64_t host_mhz);
 void rs_result_free(struct rs_result *r);
 
 /* The condition of type `type` in r, or NULL. */

@@ -1831,7 +1831,7 @@ static vmop_rc step_resolve(struct rctx *r, struct pass *p, int *stop, struct vm
     p->in.storage_class = sc_j;
     p->in.get_secret = get_secret_cb;
     p->in.secret_arg = r;
-    p->in.min_host_mhz = 1000; /* placeholder for the readiness check; step_connect sizes */
+    p->in.min_host_mhz = 1000; /* a stand-in for the readiness check; step_connect sizes */
     rc = rs_resolve(&p->in, &p->res, err);
     if (rc != VMOP_OK)
         return rc;
@@ -1859,12 +1859,8 @@ static vmop_rc step_connect(struct rctx *r, struct pass *p, int *stop, struct vm
     rc = connect_vc(r, err);
     if (rc == VMOP_OK)
         rc = vs_min_host_mhz(vc_conn_sync(r->conn), r->binding->resource_pool, &mhz, err);
-    if (rc == VMOP_OK) {
-        rs_result_free(&p->res);
-        memset(&p->res, 0, sizeof(p->res));
-        p->in.min_host_mhz = mhz;
-        rc = rs_resolve(&p->in, &p->res, err);
-    }
+    if (rc == VMOP_OK)
+        rs_size(&p->in, &p->res, mhz);
     if (rc != VMOP_OK) {
         struct vmop_err e2 = *err;
         st_reason_for(rc, err->fault, p->reason, sizeof(p->reason));

@@ -206,6 +206,27 @@ START_TEST(suspended_vm_resolves)
 }
 END_TEST
 
+/* Sizing by the hosts' MHz once vCenter is reached: one resolve, then rs_size(). */
+START_TEST(sized_by_observed_mhz)
+{
+    struct fx f;
+    fx_init(&f);
+    fx_all(&f);
+    f.in.min_host_mhz = 1000; /* the controller's stand-in */
+    fx_resolve(&f);
+    ck_assert_int_eq(f.r.ready, 1);
+    ck_assert_int_eq(f.r.desired.size.cpu_reservation_mhz, 500); /* 500m x 1000 MHz */
+    rs_size(&f.in, &f.r, 3000);
+    ck_assert_int_eq(f.r.ready, 1);
+    ck_assert_int_eq(f.r.desired.size.cpu_reservation_mhz, 1500); /* 500m x 3000 MHz */
+    ck_assert_int_eq(f.r.desired.size.cpu_limit_mhz, 3000);
+    rs_size(&f.in, &f.r, 0);
+    ck_assert_int_eq(f.r.ready, 0);
+    assert_cond(&f.r, COND_CLASS_READY, API_COND_UNKNOWN, "HostInfoUnavailable", "CPU speed");
+    fx_free(&f);
+}
+END_TEST
+
 START_TEST(namespace_not_bound)
 {
     struct fx f;
@@ -455,6 +476,7 @@ int main(void)
     tcase_add_test(tc, all_prerequisites_met);
     tcase_add_test(tc, namespace_not_bound);
     tcase_add_test(tc, suspended_vm_resolves);
+    tcase_add_test(tc, sized_by_observed_mhz);
     tcase_add_test(tc, namespace_bound_twice);
     tcase_add_test(tc, class_problems);
     tcase_add_test(tc, image_problems);
