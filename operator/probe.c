@@ -1,5 +1,21 @@
 /* probe.c: readiness evaluation (pure) and the poll()-based TCP prober (one thread, bounded
- * concurrency). See probe.h. */
+ * concurrency). See probe.h.
+ *
+ * guestInfo values are Go (RE2) regular expressions, as in VM Operator, evaluated with PCRE2
+ * (which accepts RE2's syntax: \d \w \s, (?i) (?s) (?m) (?U), lazy repeats, (?P<name>...),
+ * \pL / \p{Greek}, [[:alpha:]]) the way Go's regexp.MatchString does: an unanchored search, UTF-8,
+ * `$` only at the very end, `.` not matching a newline. An invalid UTF-8 byte in the value is no
+ * error but matches nothing, not even `.` (Go reads it as U+FFFD). PCRE2 also accepts what RE2
+ * rejects (backreferences, lookaround); such a pattern is evaluated rather than refused. Each
+ * pattern is compiled, matched and freed per evaluation; nothing is cached. Work is bounded, so a
+ * hostile pattern cannot hang a worker: a match takes at most RE_MATCH_LIMIT (1,000,000) steps of
+ * PCRE2's backtracking loop, about 15 ms, RE_DEPTH_LIMIT (100,000) nested backtracking levels and
+ * RE_HEAP_LIMIT_KIB (8 MiB) of memory; a pattern's own (*LIMIT_...) can only lower them. A match
+ * that reaches a limit makes the probe False ("... reached the match limit"), where Go would have
+ * answered: for example `^(a|b)*$` on a value of over about 30,000 characters, or nested repeats
+ * like `^(a+)+$` that do not match.
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
 #include "probe.h"
 
 #include <errno.h>
@@ -7,7 +23,6 @@
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,11 +34,16 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <pcre2.h>
+
 #include "vmop_clock.h"
 #include "vmop_map.h"
 
 #define GUESTINFO_KEY_MAX 256
 #define WAIT_MAX_MS       1000
+#define RE_MATCH_LIMIT    1000000 /* pcre2_set_match_limit: steps per match (about 15 ms) */
+#define RE_DEPTH_LIMIT    100000  /* pcre2_set_depth_limit: nested backtracking levels */
+#define RE_HEAP_LIMIT_KIB 8192    /* pcre2_set_heap_limit: backtracking memory per match, KiB */
 
 /* ---- evaluation ---- */
 
@@ -95,6 +115,62 @@ int probe_tcp_target(const struct api_vm *vm, const char **ret_host)
     return v >= 1 && v <= 65535 ? (int)v : 0;
 }
 
+/* Whether pattern want (RE2 syntax) matches anywhere in have, as Go's regexp.MatchString: 1 yes,
+ * 0 no; -1 with r set when the pattern does not compile, hits a limit or memory runs out. */
+static int gi_match(const char *full, const char *want, const char *have, struct probe_result *r)
+{
+    pcre2_compile_context *cctx = pcre2_compile_context_create(NULL);
+    pcre2_match_context *mctx = pcre2_match_context_create(NULL);
+    pcre2_match_data *md = NULL;
+    pcre2_code *code = NULL;
+    PCRE2_UCHAR emsg[128];
+    PCRE2_SIZE eoff = 0;
+    int ec = 0, m = -1;
+    if (!cctx || !mctx) {
+        set_result(r, API_COND_UNKNOWN, "out of memory evaluating %s", full);
+        goto out;
+    }
+    pcre2_set_newline(cctx, PCRE2_NEWLINE_LF);
+    pcre2_set_match_limit(mctx, RE_MATCH_LIMIT);
+    pcre2_set_depth_limit(mctx, RE_DEPTH_LIMIT);
+    pcre2_set_heap_limit(mctx, RE_HEAP_LIMIT_KIB);
+    code = pcre2_compile((PCRE2_SPTR)want, PCRE2_ZERO_TERMINATED,
+                         PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_DOLLAR_ENDONLY |
+                             PCRE2_NEVER_BACKSLASH_C,
+                         &ec, &eoff, cctx);
+    if (!code) {
+        if (pcre2_get_error_message(ec, emsg, sizeof(emsg)) < 0)
+            snprintf((char *)emsg, sizeof(emsg), "error %d", ec);
+        set_result(r, API_COND_FALSE, "invalid regular expression for %s at offset %zu: %s", full,
+                   (size_t)eoff, (const char *)emsg);
+        goto out;
+    }
+    if (!(md = pcre2_match_data_create(1, NULL))) {
+        set_result(r, API_COND_UNKNOWN, "out of memory evaluating %s", full);
+        goto out;
+    }
+    ec = pcre2_match(code, (PCRE2_SPTR)have, PCRE2_ZERO_TERMINATED, 0, 0, md, mctx);
+    if (ec >= 0) {
+        m = 1;
+    } else if (ec == PCRE2_ERROR_NOMATCH) {
+        m = 0;
+    } else if (ec == PCRE2_ERROR_MATCHLIMIT || ec == PCRE2_ERROR_DEPTHLIMIT ||
+               ec == PCRE2_ERROR_HEAPLIMIT) {
+        set_result(r, API_COND_FALSE, "regular expression for %s reached the match limit", full);
+    } else {
+        if (pcre2_get_error_message(ec, emsg, sizeof(emsg)) < 0)
+            snprintf((char *)emsg, sizeof(emsg), "error %d", ec);
+        set_result(r, API_COND_FALSE, "regular expression for %s cannot be matched: %s", full,
+                   (const char *)emsg);
+    }
+out:
+    pcre2_match_data_free(md);
+    pcre2_code_free(code);
+    pcre2_match_context_free(mctx);
+    pcre2_compile_context_free(cctx);
+    return m;
+}
+
 static void eval_guestinfo(const cJSON *gi, const struct probe_facts *f, struct probe_result *r)
 {
     const cJSON *e;
@@ -102,7 +178,6 @@ static void eval_guestinfo(const cJSON *gi, const struct probe_facts *f, struct 
     {
         const char *key = jstr(e, "key"), *want = jstr(e, "value"), *have;
         char full[GUESTINFO_KEY_MAX];
-        regex_t re;
         int m;
         if (!key || !*key ||
             (size_t)snprintf(full, sizeof(full), PROBE_GUESTINFO_PREFIX "%s", key) >=
@@ -117,13 +192,9 @@ static void eval_guestinfo(const cJSON *gi, const struct probe_facts *f, struct 
         }
         if (!want || !*want)
             continue;
-        if (regcomp(&re, want, REG_EXTENDED | REG_NOSUB) != 0) {
-            set_result(r, API_COND_FALSE, "invalid regular expression for %s", full);
+        if ((m = gi_match(full, want, have, r)) < 0)
             return;
-        }
-        m = regexec(&re, have, 0, NULL, 0);
-        regfree(&re);
-        if (m != 0) {
+        if (m == 0) {
             set_result(r, API_COND_FALSE, "%s does not match the expected value", full);
             return;
         }

@@ -1,7 +1,8 @@
 /* test_probe.c: unit tests of operator/probe.c: readiness evaluation (tcpSocket, guestHeartbeat,
- * guestInfo, power), the Ready condition it writes, and the TCP prober against real sockets on
- * 127.0.0.1: a listener (ready), a closed port (not ready), a full accept queue (timeout), the
- * transition callback, and 1,000 registered keys under a concurrency cap of 8. Suite: unit. */
+ * guestInfo and its Go/RE2 patterns through PCRE2, power), the Ready condition it writes, and the
+ * TCP prober against real sockets on 127.0.0.1: a listener (ready), a closed port (not ready), a
+ * full accept queue (timeout), the transition callback, and 1,000 registered keys under a
+ * concurrency cap of 8. Suite: unit. */
 #include <check.h>
 #include <poll.h>
 #include <pthread.h>
@@ -137,6 +138,92 @@ START_TEST(eval_guestinfo)
     api_vm_free(nm);
     api_vm_free(missing);
     api_vm_free(bad);
+}
+END_TEST
+
+/* guestInfo with one key, guestinfo.t = value, and pattern (NULL: no "value" field). */
+static const char *one_lookup(void *ud, const char *key)
+{
+    return strcmp(key, "guestinfo.t") == 0 ? ud : NULL;
+}
+
+static struct probe_result eval_re(const char *pattern, const char *value)
+{
+    cJSON *gi = cJSON_CreateArray(), *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "key", "t");
+    if (pattern)
+        cJSON_AddStringToObject(e, "value", pattern);
+    cJSON_AddItemToArray(gi, e);
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddItemToObject(p, "guestInfo", gi);
+    char *json = cJSON_PrintUnformatted(p);
+    struct api_vm *vm = vm_with_probe(json);
+    struct probe_facts f = {.power = API_POWER_ON, .extra_config = one_lookup, .ud = (void *)value};
+    struct probe_result r;
+    struct vmop_err err = {0};
+    ck_assert_int_eq(probe_evaluate(vm, &f, PROBE_TCP_UNKNOWN, &r, &err), VMOP_OK);
+    ck_assert_int_eq(r.has_probe, 1);
+    api_vm_free(vm);
+    free(json);
+    cJSON_Delete(p);
+    return r;
+}
+
+#define RE_TRUE(pat, val)                                                                          \
+    ck_assert_msg(eval_re(pat, val).status == API_COND_TRUE, "%s on %s", pat, val)
+#define RE_FALSE(pat, val)                                                                         \
+    ck_assert_msg(eval_re(pat, val).status == API_COND_FALSE, "%s on %s", pat, val)
+
+/* Patterns are Go (RE2) syntax, as in VM Operator, searched unanchored like regexp.MatchString.
+ * The RE2-only assertions fail under POSIX regcomp (glibc reads \d as 'd' and [\w] as {\, w},
+ * rejects (?i) (?: (?s) \p{..}, lets . match a newline). glibc happens to accept \w and \s outside
+ * brackets and reads *? as * then ?, so `^\w+$` and `a.*?b` also pass there: `^[\w-]+$` and
+ * `^a\d+?b$` are the ones that tell the two apart. */
+START_TEST(eval_guestinfo_re2)
+{
+    RE_TRUE("\\d+", "abc123"); /* unanchored; \d is a digit */
+    RE_FALSE("\\d", "abcd");
+    RE_TRUE("^\\w+$", "a_b9");
+    RE_FALSE("^\\w+$", "a-b");
+    RE_TRUE("^[\\w-]+$", "a-b_9"); /* \w inside a bracket expression */
+    RE_TRUE("(?i)ready", "READY");
+    RE_FALSE("ready", "READY");
+    RE_TRUE("a.*?b", "xaXbYb"); /* lazy */
+    RE_TRUE("^a\\d+?b$", "a12b");
+    RE_TRUE("^(?:ok|ready)$", "ready");
+    RE_TRUE("^\\s*ready\\s*$", " ready\t");
+    RE_TRUE("^\\p{Greek}+$", "\xce\xb1\xce\xb2"); /* UTF-8 */
+    RE_TRUE("\\d+", "\37742"); /* an invalid UTF-8 byte (0xff) in the value is no error */
+    /* RE2's $ is the end of the text only, . never a newline */
+    RE_FALSE("^ready$", "ready\n");
+    RE_FALSE("^a.b$", "a\nb");
+    RE_TRUE("(?s)^a.b$", "a\nb");
+
+    /* a pattern that does not compile: False, naming the key, the error and its offset */
+    struct probe_result r = eval_re("(", "x");
+    ck_assert_int_eq(r.status, API_COND_FALSE);
+    ck_assert_str_eq(r.reason, "NotReady");
+    ck_assert_ptr_nonnull(strstr(r.message, "invalid regular expression for guestinfo.t"));
+    ck_assert_msg(strstr(r.message, "at offset 1: missing closing parenthesis"), "%s", r.message);
+    r = eval_re("a{2,1}", "aa");
+    ck_assert_int_eq(r.status, API_COND_FALSE);
+    ck_assert_msg(strstr(r.message, "at offset 5: "), "%s", r.message);
+
+    /* catastrophic backtracking stops at the match limit instead of hanging the worker */
+    long long t0 = vmop_test_now_ms();
+    r = eval_re("^(a+)+$", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!");
+    ck_assert_int_eq(r.status, API_COND_FALSE);
+    ck_assert_msg(strstr(r.message, "guestinfo.t reached the match limit"), "%s", r.message);
+    ck_assert_ptr_null(strstr(r.message, "aaaa")); /* values never in messages */
+    ck_assert_int_lt(vmop_test_now_ms() - t0, 2000);
+
+    /* no value (or an empty one): the key only has to be present */
+    ck_assert_int_eq(eval_re(NULL, "anything").status, API_COND_TRUE);
+    ck_assert_int_eq(eval_re("", "anything").status, API_COND_TRUE);
+    ck_assert_int_eq(eval_re("", "").status, API_COND_TRUE);
+    r = eval_re("", NULL);
+    ck_assert_int_eq(r.status, API_COND_FALSE);
+    ck_assert_ptr_nonnull(strstr(r.message, "guestinfo.t is not set"));
 }
 END_TEST
 
@@ -343,6 +430,7 @@ int main(void)
     tcase_add_test(ev, eval_tcp);
     tcase_add_test(ev, eval_heartbeat);
     tcase_add_test(ev, eval_guestinfo);
+    tcase_add_test(ev, eval_guestinfo_re2);
     tcase_add_test(ev, apply_condition);
     suite_add_tcase(s, ev);
     TCase *pr = tcase_create("prober");
