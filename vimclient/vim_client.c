@@ -172,6 +172,8 @@ vmop_rc vim_client_new(const struct vim_config *cfg, struct vim_client **ret_cli
         goto out;
     }
     c->insecure = cfg->insecure ? 1 : 0;
+    c->fault = cfg->fault;
+    c->fault_ud = cfg->fault_ud;
     c->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : DEFAULT_TIMEOUT_MS;
     c->connect_timeout_ms =
         cfg->connect_timeout_ms ? cfg->connect_timeout_ms : DEFAULT_CONNECT_TIMEOUT_MS;

@@ -336,11 +336,19 @@ vmop_rc vim_http_do(struct vim_client *c, const struct vim_http_req *req,
     long long start = vmop_mono_ms(), waited;
     int discard = 0;
 
+    enum vim_fault fault = VIM_FAULT_NONE;
+
     vbuf_init(&resp->body,
               req->max_body && req->max_body < VIM_MAX_RESPONSE ? req->max_body : VIM_MAX_RESPONSE);
     resp->status = 0;
     if (!req->method || !req->path || req->path[0] != '/')
         return vmop_fail(err, VMOP_E_INVALID, "vim_http_do: bad method or path");
+    if (c->fault)
+        fault = c->fault(c->fault_ud, __atomic_add_fetch(&c->n_http, 1, __ATOMIC_RELAXED),
+                         req->method, req->path);
+    if (fault == VIM_FAULT_BEFORE)
+        return vmop_fail(err, VMOP_E_TRANSPORT, "%s %s: injected failure before sending",
+                         req->method, req->path);
     for (const char *m = req->method; *m; m++)
         if (!is_token_char(*m))
             return vmop_fail(err, VMOP_E_INVALID, "vim_http_do: bad method");
@@ -441,6 +449,13 @@ vmop_rc vim_http_do(struct vim_client *c, const struct vim_http_req *req,
     }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
     rc = VMOP_OK;
+    if (fault == VIM_FAULT_AFTER) { /* vCenter did it; the caller never hears */
+        discard = 1;
+        resp->status = 0;
+        vbuf_reset(&resp->body);
+        rc = vmop_fail(err, VMOP_E_TRANSPORT, "%s %s: injected loss of the response", req->method,
+                       req->path);
+    }
 out:
     if (h) {
         /* Drop pointers into this call's stack and buffers before the handle is reused. */

@@ -45,7 +45,10 @@ struct vim_rest_state; /* owned by vim_rest.c */
 
 struct vim_client {
     /* read-only after vim_client_new() */
-    char *base_url; /* scheme://host[:port], no trailing slash */
+    enum vim_fault (*fault)(void *ud, unsigned long n, const char *method, const char *path);
+    void *fault_ud;
+    unsigned long n_http; /* atomic: HTTP requests started (the fault hook's numbering) */
+    char *base_url;       /* scheme://host[:port], no trailing slash */
     char *username;
     char *password; /* zeroed before free */
     char *ca_file;

@@ -32,6 +32,8 @@
 
 struct vim_client;
 
+enum vim_fault { VIM_FAULT_NONE, VIM_FAULT_BEFORE, VIM_FAULT_AFTER };
+
 struct vim_config {
     const char *url; /* "https://vc.example.com" (path /sdk is added for SOAP, /rest for REST);
                       * "http://" only for tests */
@@ -45,6 +47,13 @@ struct vim_config {
     long timeout_ms;        /* bound on every call; 0 = 60000 */
     long connect_timeout_ms; /* 0 = 10000 */
     int max_connections;     /* pool size; 0 = 8 */
+    /* Fault injection, for tests in the style of curl's torture tests; NULL in production.
+     * Called before every HTTP request (SOAP, REST, login included) with its number on this
+     * client (1, 2, ...): VIM_FAULT_BEFORE fails it with VMOP_E_TRANSPORT before anything is
+     * sent; VIM_FAULT_AFTER sends it, then fails it as if the response were lost (vCenter did
+     * the work, the caller does not know). */
+    enum vim_fault (*fault)(void *ud, unsigned long n, const char *method, const char *path);
+    void *fault_ud;
 };
 
 /* Validates cfg and builds a client; does no I/O (the first call logs in). */

@@ -62,10 +62,18 @@ struct world {
     char bios[40], inst[40], uid[40], name[64];
 };
 
+/* The fault hook the next world_init() gives its client (fail_at_n), or NULL. */
+static enum vim_fault (*next_fault)(void *, unsigned long, const char *, const char *);
+static void *next_fault_ud;
+
 static void world_init(struct world *w, int n, const char *item_name)
 {
-    struct vim_config cfg = {
-        .url = sim->url, .username = sim->username, .password = sim->password, .timeout_ms = 30000};
+    struct vim_config cfg = {.url = sim->url,
+                             .username = sim->username,
+                             .password = sim->password,
+                             .timeout_ms = 30000,
+                             .fault = next_fault,
+                             .fault_ud = next_fault_ud};
     const struct vcsim_item *item = vcsim_find_item(sim, item_name, NULL);
     struct vmop_err err = {0};
 
@@ -759,6 +767,92 @@ START_TEST(fence_closed_creates_nothing)
 }
 END_TEST
 
+/* ---- fail at n (curl's torture tests, for vCenter requests) ---------------------------------- */
+
+struct failn {
+    unsigned long seen;    /* the client's last request number */
+    unsigned long fail_at; /* the request to fail, 0 = none */
+    enum vim_fault mode;
+    int hit;
+};
+
+static enum vim_fault failn_hook(void *ud, unsigned long n, const char *method, const char *path)
+{
+    struct failn *f = ud;
+    (void)method;
+    (void)path;
+    f->seen = n;
+    if (f->fail_at && n == f->fail_at) {
+        f->hit = 1;
+        return f->mode;
+    }
+    return VIM_FAULT_NONE;
+}
+
+/* Creates the VM with request n of the create failing (not sent, or its response lost), then
+ * reconciles again without faults: it converges to exactly one VM with the identity, which
+ * matches the desired state; then deletes it. Returns the requests the create made. */
+static unsigned long create_failing_at(struct world *w, struct failn *f, unsigned long n,
+                                       enum vim_fault mode)
+{
+    struct vs_outcome out;
+    struct vs_deleted del;
+    struct vmop_err err = {0};
+    char id[VIM_MOREF_VALUE_MAX];
+    unsigned long start = f->seen, used;
+    vmop_rc rc;
+    int tries = 0;
+
+    f->fail_at = n ? start + n : 0;
+    f->mode = mode;
+    f->hit = 0;
+    rc = vs_apply(w->ctx, &w->d, NULL, &out, &err);
+    used = f->seen - start;
+    f->fail_at = 0;
+    while (rc != VMOP_OK && tries++ < 3) {
+        vs_outcome_free(&out);
+        vmop_err_clear(&err);
+        rc = vs_apply(w->ctx, &w->d, NULL, &out, &err);
+    }
+    ck_assert_msg(rc == VMOP_OK, "fail at %lu (%s): no convergence: %s", n,
+                  mode == VIM_FAULT_BEFORE ? "before" : "after", err.msg);
+    ck_assert_int_eq(out.obs.present, 1);
+    ck_assert_int_eq(out.obs.vm->power_state, VIM_POWER_ON);
+    ck_assert_msg(count_by_uuid(w->c, w->inst) == 1, "fail at %lu (%s): %zu VMs", n,
+                  mode == VIM_FAULT_BEFORE ? "before" : "after", count_by_uuid(w->c, w->inst));
+    snprintf(id, sizeof(id), "%s", out.obs.vm->ref.value);
+    vs_outcome_free(&out);
+    ck_assert_msg(vs_delete(w->ctx, &w->d, id, API_MODE_UNSET, &del, &err) == VMOP_OK, "%s",
+                  err.msg);
+    ck_assert_uint_eq(count_by_uuid(w->c, w->inst), 0);
+    return used;
+}
+
+START_TEST(fail_at_n_converges_to_one_vm)
+{
+    struct failn f = {0};
+    struct world w;
+    unsigned long total;
+
+    next_fault = failn_hook;
+    next_fault_ud = &f;
+    world_init(&w, 30, "vmop-tiny-ovf");
+    next_fault = NULL;
+    create_failing_at(&w, &f, 0, VIM_FAULT_NONE); /* warm: the image cache exists from now on */
+    total = create_failing_at(&w, &f, 0, VIM_FAULT_NONE);
+    ck_assert_uint_ge(total, 3);
+    fprintf(stderr, "fail at n: a create makes %lu requests\n", total);
+    for (unsigned long n = 1; n <= total; n++) {
+        /* task polls make the count vary a little: a create done in fewer requests is fine */
+        unsigned long used = create_failing_at(&w, &f, n, VIM_FAULT_BEFORE);
+        ck_assert_msg(f.hit || used < n, "request %lu of %lu never came", n, used);
+        used = create_failing_at(&w, &f, n, VIM_FAULT_AFTER);
+        ck_assert_msg(f.hit || used < n, "request %lu of %lu never came (response lost)", n, used);
+    }
+    world_free(&w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("vmsync");
@@ -778,6 +872,7 @@ int main(void)
     tcase_add_test(tc, storage_policy_first_compatible_and_cached);
     tcase_add_test(tc, unknown_policy_fails_nothing_created);
     tcase_add_test(tc, fence_closed_creates_nothing);
+    tcase_add_test(tc, fail_at_n_converges_to_one_vm);
     suite_add_tcase(s, tc);
     return vmop_check_run(s);
 }
