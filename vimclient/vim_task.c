@@ -82,7 +82,7 @@ vmop_rc vim_task_wait(struct vim_client *c, const struct vim_moref *task, long t
 
         rc = vim_retrieve(c, task, "Task", paths, 0, &objs, err);
         if (rc != VMOP_OK)
-            return rc;
+            break; /* the previous poll's state is freed below */
         info = objs.n ? vim_object_prop(&objs.items[0], "info") : NULL;
         free(state);
         state = vim_xml_child_text(info, "state");
