@@ -32,7 +32,13 @@ for c in $(k get crd -o name | grep vmoperator.vmware.com); do
     k patch "$c" --type=merge -p '{"spec":{"conversion":{"strategy":"None","webhook":null}}}' >/dev/null ||
         fail "$c: conversion not patched"
 done
-k wait --for=condition=Established --timeout=60s crd --all >/dev/null ||
+# kubectl wait errors out (not waits) on a CRD whose status has no conditions yet: poll it
+w=0
+while [ $w -lt 60 ]; do
+    k wait --for=condition=Established --timeout=10s crd --all >/dev/null 2>&1 && break
+    w=$((w + 1)); sleep 0.5
+done
+k wait --for=condition=Established --timeout=10s crd --all >/dev/null ||
     fail "CRDs not Established: $(k get crd -o jsonpath='{range .items[*]}{.metadata.name}: {.status.conditions}{"\n"}{end}')"
 i=0
 until k get virtualmachines -A >/dev/null 2>&1 && k get namespacebindings -A >/dev/null 2>&1; do

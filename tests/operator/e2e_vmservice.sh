@@ -46,8 +46,9 @@ k config set-context --current --namespace=vmsvc-e2e >/dev/null || fail "kubecon
 
 k apply -f "$ROOT/manifests/crd/vmoperator.vmware.com_virtualmachines.yaml" \
         -f "$ROOT/manifests/crd/vmoperator.vmware.com_virtualmachineservices.yaml" >/dev/null || fail "CRDs"
-k wait --for=condition=Established --timeout=60s crd/virtualmachines.vmoperator.vmware.com \
-    crd/virtualmachineservices.vmoperator.vmware.com >/dev/null || fail "CRDs not Established"
+# kubectl wait errors out (not waits) on a CRD whose status has no conditions yet: poll it
+wait_for -t 60 "CRDs Established" k wait --for=condition=Established --timeout=10s \
+    crd/virtualmachines.vmoperator.vmware.com crd/virtualmachineservices.vmoperator.vmware.com
 wait_for "CRDs served" k get virtualmachines,virtualmachineservices
 
 for n in 1 2 3 4; do

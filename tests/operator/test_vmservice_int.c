@@ -343,9 +343,18 @@ static int apply_crds(void)
                           "crd/virtualmachineservices.vmoperator.vmware.com",
                           NULL};
     const char *ns[] = {"create", "namespace", NS, NULL};
-    if (cluster_kubectl(cl, apply, 0, &err) != VMOP_OK ||
-        cluster_kubectl(cl, wait, 90000, &err) != VMOP_OK ||
-        cluster_kubectl(cl, ns, 0, &err) != VMOP_OK) {
+    vmop_rc rc = cluster_kubectl(cl, apply, 0, &err);
+    /* kubectl wait errors out (not waits) on a CRD whose status has no conditions yet: retry */
+    for (int i = 0; rc == VMOP_OK && i < 30; i++) {
+        vmop_err_clear(&err);
+        if ((rc = cluster_kubectl(cl, wait, 90000, &err)) == VMOP_OK)
+            break;
+        if (i < 29) {
+            rc = VMOP_OK;
+            vmop_test_sleep_ms(500);
+        }
+    }
+    if (rc != VMOP_OK || cluster_kubectl(cl, ns, 0, &err) != VMOP_OK) {
         fprintf(stderr, "test_vmservice_int: %s\n", err.msg);
         return -1;
     }
