@@ -4,11 +4,11 @@
 #include "vmop_base64.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
-#include <openssl/evp.h>
 #include <zlib.h>
 
 #include "vbuf.h"

@@ -179,12 +179,40 @@ static int check_placement(const struct rs_inputs *in, struct rs_result *r)
     return 1;
 }
 
+/* Sizes class c (named name) by the placement cluster's lowest host CPU MHz into d->size: 1, or 0
+ * with VirtualMachineClassReady's verdict in *cond (NULL: not recorded): Unknown
+ * HostInfoUnavailable while the MHz is not known (<= 0), False Invalid when the class cannot be
+ * applied. Shared by rs_resolve() and rs_size(). */
+static int size_class(const struct api_class *c, const char *name, int64_t host_mhz,
+                      struct rs_desired *d, struct rs_cond *cond)
+{
+    struct vmop_err serr = {0};
+    if (host_mhz <= 0) {
+        if (cond) {
+            cond->status = API_COND_UNKNOWN;
+            snprintf(cond->reason, sizeof(cond->reason), "HostInfoUnavailable");
+            snprintf(cond->message, sizeof(cond->message),
+                     "the CPU speed of the placement cluster's hosts is not known yet");
+        }
+        return 0;
+    }
+    if (api_class_sizing(c, host_mhz, &d->size, &serr)) {
+        if (cond) {
+            cond->status = API_COND_FALSE;
+            snprintf(cond->reason, sizeof(cond->reason), "Invalid");
+            snprintf(cond->message, sizeof(cond->message),
+                     "VirtualMachineClass \"%s\" cannot be applied: %s", name, serr.msg);
+        }
+        return 0;
+    }
+    return 1;
+}
+
 static int check_class(const struct rs_inputs *in, struct rs_result *r)
 {
     const struct api_vm *vm = in->vm;
     const struct api_class *c = in->cls;
     struct api_ferrs fe = {0};
-    struct vmop_err serr = {0};
 
     if (!nonempty(vm->class_name)) {
         cond_add(r, COND_CLASS_READY, 1, API_COND_FALSE, "NotFound", "spec.className is not set");
@@ -213,18 +241,10 @@ static int check_class(const struct rs_inputs *in, struct rs_result *r)
         vbuf_free(&msg);
         return 0;
     }
-    if (in->min_host_mhz <= 0) {
-        cond_add(r, COND_CLASS_READY, 1, API_COND_UNKNOWN, "HostInfoUnavailable",
-                 "the CPU speed of the placement cluster's hosts is not known yet");
+    if (!size_class(c, vm->class_name, in->min_host_mhz, &r->desired,
+                    cond_true(r, COND_CLASS_READY)))
         return 0;
-    }
-    if (api_class_sizing(c, in->min_host_mhz, &r->desired.size, &serr)) {
-        cond_add(r, COND_CLASS_READY, 1, API_COND_FALSE, "Invalid",
-                 "VirtualMachineClass \"%s\" cannot be applied: %s", vm->class_name, serr.msg);
-        return 0;
-    }
     r->desired.class_name = vm->class_name;
-    cond_true(r, COND_CLASS_READY);
     return 1;
 }
 
@@ -1024,7 +1044,6 @@ static void fields_condition(struct rs_result *r, struct rs_notes *n)
 
 void rs_size(const struct rs_inputs *in, struct rs_result *r, int64_t host_mhz)
 {
-    struct vmop_err serr = {0};
     struct rs_cond *c = NULL;
 
     if (!r->ready || !in->cls || !r->desired.class_name)
@@ -1032,21 +1051,8 @@ void rs_size(const struct rs_inputs *in, struct rs_result *r, int64_t host_mhz)
     for (size_t i = 0; i < r->n_conds; i++)
         if (!strcmp(r->conds[i].type, COND_CLASS_READY))
             c = &r->conds[i];
-    if (!c)
-        return;
-    if (host_mhz <= 0) {
-        c->status = API_COND_UNKNOWN;
-        snprintf(c->reason, sizeof(c->reason), "HostInfoUnavailable");
-        snprintf(c->message, sizeof(c->message),
-                 "the CPU speed of the placement cluster's hosts is not known yet");
+    if (c && !size_class(in->cls, r->desired.class_name, host_mhz, &r->desired, c))
         r->ready = 0;
-    } else if (api_class_sizing(in->cls, host_mhz, &r->desired.size, &serr)) {
-        c->status = API_COND_FALSE;
-        snprintf(c->reason, sizeof(c->reason), "Invalid");
-        snprintf(c->message, sizeof(c->message), "VirtualMachineClass \"%s\" cannot be applied: %s",
-                 r->desired.class_name, serr.msg);
-        r->ready = 0;
-    }
 }
 
 vmop_rc rs_resolve(const struct rs_inputs *in, struct rs_result *ret, struct vmop_err *err)

@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 /* Reads obj.name as a string: absent or null -> "" (an error when required). */
 static vmop_rc get_str(const cJSON *obj, const char *name, int required, const char **ret,
                        struct vmop_err *err)
