@@ -21,7 +21,7 @@
 
 #include "kube_queue.h"
 #include "probe.h"
-#include "vcfeed.h"
+#include "change_feed.h"
 #include "vimclient.h"
 
 const double metrics_default_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
@@ -659,7 +659,7 @@ vmop_rc metrics_render(struct metrics *m, struct vbuf *out, struct vmop_err *err
  */
 
 /* Help texts of the plain "name value" lines written after metrics_render() (vmop.c's
- * metrics_cb: vmc_metrics, imgc_metrics, igcs_metrics and the process totals). A name not listed
+ * metrics_cb: vmc_metrics, imgc_metrics, csgcs_metrics and the process totals). A name not listed
  * gets a generic text; its type still follows its name. */
 static const struct {
     const char *name, *help;

@@ -14,7 +14,7 @@
 #include "adm_vm.h"
 #include "health.h"
 #include "image_controller.h"
-#include "image_gc.h"
+#include "clone_source_gc.h"
 #include "kube_client.h"
 #include "kube_config.h"
 #include "kube_events.h"
@@ -22,7 +22,7 @@
 #include "vmop_clock.h"
 #include "log.h"
 #include "metrics.h"
-#include "vcenters.h"
+#include "connections.h"
 #include "vm_controller.h"
 #include "vmservice.h"
 #include "wh_server.h"
@@ -42,7 +42,7 @@ void vmop_config_defaults(struct vmop_config *cfg)
     cfg->drain_ms = 20000;
     cfg->feed_max_endpoints = VMC_FEEDS_MAX;
     cfg->feed_max_folders = VMC_FEED_FOLDERS;
-    cfg->image_cache_grace_s = IGC_GRACE_DEFAULT_S;
+    cfg->image_cache_grace_s = CSGC_GRACE_DEFAULT_S;
     cfg->webhook_addr = "";
     cfg->service_account = "vmop";
     cfg->webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs"; /* controller-runtime's */
@@ -325,9 +325,11 @@ int vmop_run(const struct vmop_config *cfg)
     struct kube_recorder_opts ro = {.component = "vmop"};
     /* each vCenter's change feed holds one pooled connection per watched namespace folder: room
      * for all of them plus the workers' (connections are opened only when needed) */
-    struct vcenters_opts vo = {
-        .max_connections = (int)cfg->workers + (int)cfg->feed_max_folders + 8,
-        .vs = {.soft_wait_ms = cfg->trysoft_timeout_ms, .may_act = may_act, .may_act_ud = &p}};
+    struct vs_options vso = {
+        .soft_wait_ms = cfg->trysoft_timeout_ms, .may_act = may_act, .may_act_ud = &p};
+    struct vcenters_opts vo = {.max_connections =
+                                   (int)cfg->workers + (int)cfg->feed_max_folders + 8,
+                               .attachment = vmc_sync_attachment(&vso)};
     struct vmc_opts mo = {.system_ns = cfg->ns,
                           .workers = cfg->workers,
                           .resync_ms = cfg->resync_ms,

@@ -14,18 +14,19 @@ struct vmop_config {
     const char *incluster_dir; /* NULL: the ServiceAccount directory of a pod */
     const char *ns;            /* the operator's own namespace (credentials Secrets, Lease) */
     int leader_elect;
-    const char *lease_ns;         /* default: ns */
-    const char *lease_name;       /* default: vmop-leader */
-    unsigned workers;             /* VM controller workers */
-    const char *health_addr;      /* "127.0.0.1:8081"; NULL or "" disables */
-    long trysoft_timeout_ms;      /* Soft/TrySoft guest shutdown wait */
-    long resync_ms;               /* periodic re-reconcile of every VM */
-    long image_sync_ms;           /* content library sync period */
-    long drain_ms;                /* shutdown drain deadline */
-    unsigned feed_max_endpoints;  /* vCenter change feeds (vm_controller.h) */
-    unsigned feed_max_folders;    /* VM folders per change feed */
-    long image_cache_grace_s;     /* garbage cache templates wait this long (image_gc.h); 0: none */
-    const char *webhook_addr;     /* the webhook server's HOST:PORT (every replica); "" disables */
+    const char *lease_ns;        /* default: ns */
+    const char *lease_name;      /* default: vmop-leader */
+    unsigned workers;            /* VM controller workers */
+    const char *health_addr;     /* "127.0.0.1:8081"; NULL or "" disables */
+    long trysoft_timeout_ms;     /* Soft/TrySoft guest shutdown wait */
+    long resync_ms;              /* periodic re-reconcile of every VM */
+    long image_sync_ms;          /* content library sync period */
+    long drain_ms;               /* shutdown drain deadline */
+    unsigned feed_max_endpoints; /* vCenter change feeds (vm_controller.h) */
+    unsigned feed_max_folders;   /* VM folders per change feed */
+    long image_cache_grace_s; /* garbage cache templates wait this long (clone_source_gc.h); 0: none
+                               */
+    const char *webhook_addr; /* the webhook server's HOST:PORT (every replica); "" disables */
     const char *webhook_cert_dir; /* tls.crt + tls.key, reloaded when they change */
     /* Who is privileged at admission (api/api_admit.h) besides system:masters and
      * kubernetes-admin: vmop's ServiceAccount (in ns) and comma-separated users and groups. */

@@ -303,8 +303,8 @@ def wait_gone(env, names, timeout=WAIT):
         raise AssertionError("%s (left: %s)" % (e, " ".join(ok.left[:8])))
 
 
-IC_PREFIX = "vmop-image-"
-IC_MARKER = "vmop image cache: library item %s, content version %s"  # operator/imgcache.c
+CSRC_PREFIX = "vmop-image-"
+CSRC_MARKER = "vmop image cache: library item %s, content version %s"  # operator/vm/clone_source.c
 
 
 def _ic_part(s):
@@ -312,13 +312,13 @@ def _ic_part(s):
 
 
 def current_cache_templates(env):
-    """{template name: marker} for every item the simulator's libraries hold now (imgcache.h)."""
+    """{template name: marker} for every item the simulator's libraries hold now (clone_source.h)."""
     out = {}
     for lib in env.vimc("lib", "ls") or []:
         for it in env.vimc("lib", "items", lib["id"]) or []:
             ver = it.get("contentVersion") or ""
-            name = IC_PREFIX + _ic_part(it["id"]) + ("-" + _ic_part(ver) if ver else "")
-            out[name] = IC_MARKER % (it["id"], ver)
+            name = CSRC_PREFIX + _ic_part(it["id"]) + ("-" + _ic_part(ver) if ver else "")
+            out[name] = CSRC_MARKER % (it["id"], ver)
     return out
 
 
@@ -345,7 +345,7 @@ def invariants(env, expect_names=None):
         name = info.get("name") or ""
         if nn:
             counts.setdefault(nn, []).append((ref, info))
-        elif name.startswith(IC_PREFIX):
+        elif name.startswith(CSRC_PREFIX):
             current = current if current is not None else current_cache_templates(env)
             why = cache_template_problem(info, current)
             if why:

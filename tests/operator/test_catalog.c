@@ -1,4 +1,4 @@
-/* test_catalog.c: unit tests for operator/catalog.c: image naming, the image objects (checked
+/* test_catalog.c: unit tests for operator/image/catalog.c: image naming, the image objects (checked
  * against the CRDs' openAPIV3Schema read from manifests/crd: types, required fields, enums,
  * patterns, no unknown fields) and the diff (create, update on a changed content version, delete,
  * foreign objects left alone, no-op). */

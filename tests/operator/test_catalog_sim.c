@@ -1,10 +1,10 @@
-/* test_catalog_sim.c: integration tests of the image catalog's vCenter side (operator/catalog_vc.c
- * and vimclient/vim_library_ovf.c) against the govmomi simulator (tests/vcsim): the seeded
- * libraries give one OVF image and one VM-template image with sensible status; descriptors are
- * cached; an item added to a library appears on the next scan and its removal plans a delete; a
- * broken descriptor gives Ready False / VirtualMachineImageNotSynced; a missing library is
- * reported; the descriptor size cap holds; a dead vCenter fails the scan instead of emptying the
- * catalog.
+/* test_catalog_sim.c: integration tests of the image catalog's vCenter side
+ * (operator/image/catalog_vc.c and vimclient/vim_library_ovf.c) against the govmomi simulator
+ * (tests/vcsim): the seeded libraries give one OVF image and one VM-template image with sensible
+ * status; descriptors are cached; an item added to a library appears on the next scan and its
+ * removal plans a delete; a broken descriptor gives Ready False / VirtualMachineImageNotSynced; a
+ * missing library is reported; the descriptor size cap holds; a dead vCenter fails the scan instead
+ * of emptying the catalog.
  *
  * One simulator serves the whole file (started in main before Check forks the tests). Tests that
  * change libraries work in a library of their own. */

@@ -1,4 +1,4 @@
-/* test_endpoints.c: unit tests of operator/endpoints.c (VirtualMachineService -> Service,
+/* test_endpoints.c: unit tests of operator/service/endpoints.c (VirtualMachineService -> Service,
  * Endpoints, EndpointSlice): selection, ready/not-ready rules, LoadBalancer fields, ownership,
  * deterministic output, relabeling, and the differs/merge decisions. Suite: unit. */
 #include <check.h>

@@ -1,4 +1,4 @@
-/* test_guestinfo.c: unit tests for operator/guestinfo.c (metadata, codecs, user data). */
+/* test_guestinfo.c: unit tests for operator/vm/guestinfo.c (metadata, codecs, user data). */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* test_ippool.c: unit tests for operator/ippool.c and the ipv4Pool part of api/api_admin.c: pool
+/* test_ippool.c: unit tests for operator/vm/ippool.c and the ipv4Pool part of api/api_admin.c: pool
  * validation errors (field paths), picks (gateway/network/broadcast skipped, deterministic,
  * exhaustion), annotations, the per-VM view (explicit / dhcp / pool interfaces), and the
  * reservation table (8 threads x 100 allocations, restart from annotations, release, settle). */

@@ -20,7 +20,7 @@
 #include "kube_queue.h"
 #include "metrics.h"
 #include "probe.h"
-#include "vcfeed.h"
+#include "change_feed.h"
 #include "vimclient.h"
 
 static struct metrics *new_registry(size_t max_series)

@@ -1,6 +1,6 @@
-/* test_ovf.c: unit tests for operator/ovf.c: the seeded descriptor, an EFI descriptor with a full
- * ProductSection and odd namespace prefixes, allocation units, malformed input, caps, and refused
- * entity tricks. Descriptors come from $VMOP_TESTDATA/ovf. */
+/* test_ovf.c: unit tests for operator/image/ovf.c: the seeded descriptor, an EFI descriptor with a
+ * full ProductSection and odd namespace prefixes, allocation units, malformed input, caps, and
+ * refused entity tricks. Descriptors come from $VMOP_TESTDATA/ovf. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* test_owner_sim.c: ownership (operator/ownership.h) through operator/vmsync.c against the vCenter
- * simulator (suite integration).
+/* test_owner_sim.c: ownership (operator/vm/ownership.h) through operator/vm/vmsync.c against the
+ * vCenter simulator (suite integration).
  *
  * One simulator with its own generated VMs (DC0_C0_RP0_VM0 ...: VMs vmop never made). Covers:
  * a resource whose spec.instanceUUID is a simulator VM's is a conflict (VMOP_E_EXISTS,

@@ -1,4 +1,4 @@
-/* test_ownership.c: unit tests for operator/ownership.c, the pure ownership rule: a VM carrying
+/* test_ownership.c: unit tests for operator/vm/ownership.c, the pure ownership rule: a VM carrying
  * every mark of the resource is ours (also without managedBy, as the simulator leaves a clone);
  * each mark missing or naming something else makes it foreign (another manager, another
  * resource's name or uid, outside the folder, a template, another instance UUID); a VM without

@@ -1,4 +1,4 @@
-/* test_plan.c: unit tests for operator/plan.c: the create sequence, a VM in sync, every drifted
+/* test_plan.c: unit tests for operator/vm/plan.c: the create sequence, a VM in sync, every drifted
  * field, NIC changes, guestinfo changes, each power transition and mode, CPU/memory on a running
  * VM (deferred), and delete plans. */
 #include <check.h>

@@ -1,8 +1,8 @@
-/* test_probe.c: unit tests of operator/probe.c: readiness evaluation (tcpSocket, guestHeartbeat,
- * guestInfo and its Go/RE2 patterns through PCRE2, power), the Ready condition it writes, and the
- * TCP prober against real sockets on 127.0.0.1: a listener (ready), a closed port (not ready), a
- * full accept queue (timeout), the transition callback, and 1,000 registered keys under a
- * concurrency cap of 8. Suite: unit. */
+/* test_probe.c: unit tests of operator/service/probe.c: readiness evaluation (tcpSocket,
+ * guestHeartbeat, guestInfo and its Go/RE2 patterns through PCRE2, power), the Ready condition it
+ * writes, and the TCP prober against real sockets on 127.0.0.1: a listener (ready), a closed port
+ * (not ready), a full accept queue (timeout), the transition callback, and 1,000 registered keys
+ * under a concurrency cap of 8. Suite: unit. */
 #include <check.h>
 #include <poll.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
-/* test_resolve.c: unit tests for operator/resolve.c: every prerequisite condition and reason, and
- * the desired configuration of a VM whose references are all in place. */
+/* test_resolve.c: unit tests for operator/vm/resolve.c: every prerequisite condition and reason,
+ * and the desired configuration of a VM whose references are all in place. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* test_status.c: unit tests for operator/status.c: observation + outcome -> VirtualMachine status,
- * conditions and the status merge patch. */
+/* test_status.c: unit tests for operator/vm/status.c: observation + outcome -> VirtualMachine
+ * status, conditions and the status merge patch. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>

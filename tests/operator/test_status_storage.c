@@ -1,4 +1,4 @@
-/* test_status_storage.c: unit tests for the storage part of operator/status.c (owner: sp): a
+/* test_status_storage.c: unit tests for the storage part of operator/vm/status.c (owner: sp): a
  * failure in vmsync's "storage" step (the StorageClass's policy cannot be satisfied) sets
  * VirtualMachineStorageReady False with the failure's reason and message, over the resolver's
  * True; other failures leave it as the resolver decided. */

@@ -1,5 +1,5 @@
-/* test_vmservice_int.c: the VirtualMachineService controller (operator/vmservice.c) against a
- * real kube-apiserver + etcd + kube-controller-manager (tests/cluster harness) with the project's
+/* test_vmservice_int.c: the VirtualMachineService controller (operator/service/vmservice.c) against
+ * a real kube-apiserver + etcd + kube-controller-manager (tests/cluster harness) with the project's
  * CRDs (manifests/crd, applied with the pinned kubectl and waited for until Established). VMs get
  * their status written directly through the status subresource (no VM controller). Covers: a
  * LoadBalancer service over three VMs plus a probe VM -> Service, Endpoints, EndpointSlice and

@@ -1,4 +1,4 @@
-/* test_vmsync_sim.c: operator/vmsync.c against the vCenter simulator (suite integration).
+/* test_vmsync_sim.c: operator/vm/vmsync.c against the vCenter simulator (suite integration).
  *
  * One simulator per run (started by an unchecked fixture, no generated VMs); every test uses its
  * own instance UUID and VM name, so tests do not depend on each other's VMs (the image cache
@@ -28,7 +28,7 @@
 
 #include "check_main.h"
 #include "guestinfo.h"
-#include "imgcache.h"
+#include "clone_source.h"
 #include "vcsim_harness.h"
 #include "vmsync.h"
 
@@ -346,12 +346,12 @@ START_TEST(crash_after_cache_deploy)
     struct vim_moref pool, folder, half;
     struct vim_deploy_spec ds = {0};
     struct vmop_err err = {0};
-    char name[IC_NAME_MAX + 1];
+    char name[CSRC_NAME_MAX + 1];
     int templates = 0;
 
     world_init(&w, 3, "vmop-cluster-ovf"); /* an item no other test uses */
     ck_assert(vim_library_item_get(w.c, w.d.library_item_id, &item, &err) == VMOP_OK);
-    ck_assert(ic_template_name(item->id, item->content_version, name, sizeof(name), &err) ==
+    ck_assert(csrc_template_name(item->id, item->content_version, name, sizeof(name), &err) ==
               VMOP_OK);
     vim_library_item_free(item);
     ck_assert(vim_find_by_path(w.c, sim->resource_pool, "ResourcePool", &pool, &err) == VMOP_OK);
@@ -399,7 +399,7 @@ START_TEST(vm_template_item_concurrent_creates)
     pthread_t t[2];
     struct vim_library_item *item = NULL;
     struct vmop_err err = {0};
-    char name[IC_NAME_MAX + 1];
+    char name[CSRC_NAME_MAX + 1];
     int templates = 0;
 
     world_init(&w1, 4, "vmop-tiny-tmpl");
@@ -422,7 +422,7 @@ START_TEST(vm_template_item_concurrent_creates)
         vs_outcome_free(&p[i].out);
     }
     ck_assert(vim_library_item_get(w1.c, w1.d.library_item_id, &item, &err) == VMOP_OK);
-    ck_assert(ic_template_name(item->id, item->content_version, name, sizeof(name), &err) ==
+    ck_assert(csrc_template_name(item->id, item->content_version, name, sizeof(name), &err) ==
               VMOP_OK);
     vim_library_item_free(item);
     ck_assert_uint_eq(count_by_name(w1.c, name, &templates), 1);

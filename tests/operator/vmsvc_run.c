@@ -1,7 +1,7 @@
-/* vmsvc_run.c: runs the VirtualMachineService controller alone (operator/vmservice.c) against a
- * kubeconfig until SIGTERM/SIGINT or until its parent dies, for e2e_vmservice.sh (no vCenter, no
- * VM controller). Prints "ready" on stdout once the informers have synced.
- * Usage: vmsvc_run KUBECONFIG */
+/* vmsvc_run.c: runs the VirtualMachineService controller alone (operator/service/vmservice.c)
+ * against a kubeconfig until SIGTERM/SIGINT or until its parent dies, for e2e_vmservice.sh (no
+ * vCenter, no VM controller). Prints "ready" on stdout once the informers have synced. Usage:
+ * vmsvc_run KUBECONFIG */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

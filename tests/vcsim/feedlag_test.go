@@ -31,7 +31,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 )
 
-// The properties operator/vcfeed.c watches by default.
+// The properties operator/vcenter/change_feed.c watches by default.
 var feedProps = []string{
 	"runtime.powerState", "summary.runtime.powerState", "summary.runtime.connectionState",
 	"summary.runtime.host", "guest.ipAddress", "guest.toolsRunningStatus", "guestHeartbeatStatus",

@@ -1,15 +1,15 @@
-/* test_image_gc_sim.c: the image cache collector (operator/image_gc.c) against the vCenter
- * simulator (suite integration).
+/* test_clone_source_gc_sim.c: the image cache collector (operator/vm/clone_source_gc.c) against the
+ * vCenter simulator (suite integration).
  *
  * The simulator cannot change an item's content version (vcsim sets it once, at create), so a new
  * version is played from both sides: an older template (version "0", vmop's marker) is made next
- * to the one ic_get() deploys for the real version, and the "bump" of the item is a live set that
+ * to the one csrc_get() deploys for the real version, and the "bump" of the item is a live set that
  * names a newer version than the deployed template.
  * Covers: the superseded template goes, the current one stays (with the clone made from it, which
  * inherits the marker annotation but not the name), a foreign VM named vmop-image-x without the
  * marker stays through every sweep, even of an unbound folder; a template with a clone in flight
- * (an ic_get() use not yet put) is kept and destroyed after ic_put(); the grace keeps a garbage
- * template; an unbound folder loses every cache template; ic_get() deploys a collected template
+ * (an csrc_get() use not yet put) is kept and destroyed after csrc_put(); the grace keeps a garbage
+ * template; an unbound folder loses every cache template; csrc_get() deploys a collected template
  * again.
  */
 #include <check.h>
@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "image_gc.h"
-#include "imgcache.h"
+#include "clone_source_gc.h"
+#include "clone_source.h"
 #include "vcsim_harness.h"
 
 #define CK_OK(expr, e) ck_assert_msg((expr) == VMOP_OK, "%s: %s", #expr, (e).msg)
@@ -40,9 +40,9 @@ static void sim_teardown(void)
 
 struct world {
     struct vim_client *c;
-    struct ic_cache *ic;
+    struct csrc_cache *ic;
     struct vim_moref folder, pool;
-    struct ic_target t;
+    struct csrc_target t;
     char *version; /* the item's content version */
 };
 
@@ -57,7 +57,7 @@ static void world_init(struct world *w)
     memset(w, 0, sizeof(*w));
     ck_assert_ptr_nonnull(item);
     CK_OK(vim_client_new(&cfg, &w->c, &err), err);
-    CK_OK(ic_new(&w->ic, &err), err);
+    CK_OK(csrc_new(&w->ic, &err), err);
     CK_OK(vim_find_by_path(w->c, sim->folder, "Folder", &w->folder, &err), err);
     CK_OK(vim_find_by_path(w->c, sim->resource_pool, "ResourcePool", &w->pool, &err), err);
     CK_OK(vim_library_item_get(w->c, item->id, &li, &err), err);
@@ -71,7 +71,7 @@ static void world_init(struct world *w)
 
 static void world_free(struct world *w)
 {
-    ic_free(w->ic);
+    csrc_free(w->ic);
     vim_client_free(w->c);
     free(w->version);
 }
@@ -109,50 +109,50 @@ static void make_template(struct world *w, const char *name, const char *annotat
     CK_OK(vim_vm_mark_as_template(w->c, &vm, &err), err);
 }
 
-static struct igc_result sweep(struct world *w, struct igc_state *st, const char *version,
-                               int bound)
+static struct csgc_result sweep(struct world *w, struct csgc_state *st, const char *version,
+                                int bound)
 {
-    struct igc_live live = {w->t.item_id, version};
-    struct igc_result r = {0};
+    struct csgc_live live = {w->t.item_id, version};
+    struct csgc_result r = {0};
     struct vmop_err err = {0};
-    igc_sweep_begin(st);
-    CK_OK(igc_collect_folder(st, w->ic, w->c, &w->folder, &live, 1, bound, &r, &err), err);
-    igc_sweep_end(st);
+    csgc_sweep_begin(st);
+    CK_OK(csgc_collect_folder(st, w->ic, w->c, &w->folder, &live, 1, bound, &r, &err), err);
+    csgc_sweep_end(st);
     return r;
 }
 
 START_TEST(superseded_in_use_grace_unbound)
 {
     struct world w;
-    struct igc_state *st = NULL, *slow = NULL;
-    struct igc_opts now = {.grace_s = 0}, later = {.grace_s = 3600};
+    struct csgc_state *st = NULL, *slow = NULL;
+    struct csgc_opts now = {.grace_s = 0}, later = {.grace_s = 3600};
     struct vim_moref tmpl, clone;
     struct vim_clone_spec cl = {0};
-    struct ic_hold h = {0};
-    struct igc_result r;
+    struct csrc_hold h = {0};
+    struct csgc_result r;
     struct vmop_err err = {0};
-    char cur[IC_NAME_MAX + 1], old[IC_NAME_MAX + 1], marker[256];
+    char cur[CSRC_NAME_MAX + 1], old[CSRC_NAME_MAX + 1], marker[256];
 
     world_init(&w);
-    CK_OK(igc_state_new(&now, &st, &err), err);
-    CK_OK(igc_state_new(&later, &slow, &err), err);
-    CK_OK(ic_template_name(w.t.item_id, w.version, cur, sizeof(cur), &err), err);
-    CK_OK(ic_template_name(w.t.item_id, "0", old, sizeof(old), &err), err);
+    CK_OK(csgc_state_new(&now, &st, &err), err);
+    CK_OK(csgc_state_new(&later, &slow, &err), err);
+    CK_OK(csrc_template_name(w.t.item_id, w.version, cur, sizeof(cur), &err), err);
+    CK_OK(csrc_template_name(w.t.item_id, "0", old, sizeof(old), &err), err);
 
     /* a clone from the current template, as vs_clone does it: get, clone, put */
-    CK_OK(ic_get(w.ic, w.c, &w.t, &tmpl, &h, &err), err);
-    ck_assert_uint_eq(ic_uses(w.ic, cur), 1);
+    CK_OK(csrc_get(w.ic, w.c, &w.t, &tmpl, &h, &err), err);
+    ck_assert_uint_eq(csrc_uses(w.ic, cur), 1);
     cl.source = &tmpl;
     cl.folder = &w.folder;
     cl.name = "gc-web-1";
     cl.pool = &w.pool;
     CK_OK(vim_vm_clone(w.c, &cl, &clone, &err), err);
-    ic_put(&h);
-    ck_assert_uint_eq(ic_uses(w.ic, cur), 0);
-    ic_put(&h); /* a second put does nothing */
+    csrc_put(&h);
+    ck_assert_uint_eq(csrc_uses(w.ic, cur), 0);
+    csrc_put(&h); /* a second put does nothing */
 
     /* the template of an older version, and a foreign one named like a cache template */
-    snprintf(marker, sizeof(marker), IC_MARKER_PREFIX "%s" IC_MARKER_MID "0", w.t.item_id);
+    snprintf(marker, sizeof(marker), CSRC_MARKER_PREFIX "%s" CSRC_MARKER_MID "0", w.t.item_id);
     make_template(&w, old, marker);
     make_template(&w, "vmop-image-x", NULL);
     ck_assert(exists(&w, old) && exists(&w, cur) && exists(&w, "vmop-image-x"));
@@ -174,22 +174,22 @@ START_TEST(superseded_in_use_grace_unbound)
     ck_assert(exists(&w, cur) && exists(&w, "vmop-image-x") && exists(&w, "gc-web-1"));
 
     /* the item moves on while a clone from the current template is in flight: kept */
-    CK_OK(ic_get(w.ic, w.c, &w.t, &tmpl, &h, &err), err);
+    CK_OK(csrc_get(w.ic, w.c, &w.t, &tmpl, &h, &err), err);
     r = sweep(&w, st, "999", 1);
     ck_assert_uint_eq(r.garbage, 1);
     ck_assert_uint_eq(r.in_use, 1);
     ck_assert_uint_eq(r.collected, 0);
     ck_assert(exists(&w, cur));
     /* the clone ended: now it goes */
-    ic_put(&h);
+    csrc_put(&h);
     r = sweep(&w, st, "999", 1);
     ck_assert_uint_eq(r.collected, 1);
     ck_assert(!exists(&w, cur));
     ck_assert(exists(&w, "vmop-image-x") && exists(&w, "gc-web-1"));
 
-    /* ic_get deploys it again; an unbound folder loses it, nothing else */
-    CK_OK(ic_get(w.ic, w.c, &w.t, &tmpl, &h, &err), err);
-    ic_put(&h);
+    /* csrc_get deploys it again; an unbound folder loses it, nothing else */
+    CK_OK(csrc_get(w.ic, w.c, &w.t, &tmpl, &h, &err), err);
+    csrc_put(&h);
     ck_assert(exists(&w, cur));
     r = sweep(&w, st, w.version, 0);
     ck_assert_uint_eq(r.collected, 1);
@@ -199,8 +199,8 @@ START_TEST(superseded_in_use_grace_unbound)
     ck_assert_uint_eq(r.templates, 0);
     ck_assert_uint_eq(r.collected, 0);
 
-    igc_state_free(st);
-    igc_state_free(slow);
+    csgc_state_free(st);
+    csgc_state_free(slow);
     world_free(&w);
 }
 END_TEST
@@ -209,12 +209,12 @@ START_TEST(busy_reads_recent_tasks)
 {
     struct world w;
     struct vim_moref tmpl;
-    struct ic_hold h = {0};
+    struct csrc_hold h = {0};
     struct vmop_err err = {0};
     int busy = -1;
     world_init(&w);
-    CK_OK(ic_get(w.ic, w.c, &w.t, &tmpl, &h, &err), err);
-    ic_put(&h);
+    CK_OK(csrc_get(w.ic, w.c, &w.t, &tmpl, &h, &err), err);
+    csrc_put(&h);
     /* the simulator ends every task inside the call: recentTask lists only ended ones */
     CK_OK(vim_entity_busy(w.c, &tmpl, &busy, &err), err);
     ck_assert_int_eq(busy, 0);
@@ -224,7 +224,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("image_gc_sim");
+    Suite *s = suite_create("clone_source_gc_sim");
     TCase *tc = tcase_create("collect");
     tcase_add_unchecked_fixture(tc, sim_setup, sim_teardown);
     tcase_add_test(tc, superseded_in_use_grace_unbound);

@@ -6,7 +6,7 @@
  * to hard), delete, and the min-host-MHz helper. Interfaces and rules: vmsync.h, plan.h.
  *
  * Design notes (where this follows or refines the brief):
- * - Creates are clones of an image cache template (imgcache.h) whose clone spec carries
+ * - Creates are clones of an image cache template (clone_source.h) whose clone spec carries
  *   config.instanceUuid and extraConfig vmservice.namespacedName and vmop.uid, so identity and
  *   vmop's marks are atomic with creation. BIOS UUID and managedBy go in the clone spec too (real
  *   vCenter keeps them; the simulator drops them) and are checked and fixed by the reconfigure
@@ -46,7 +46,7 @@
 
 #include "guestinfo.h"
 #include "vmop_clock.h"
-#include "imgcache.h"
+#include "clone_source.h"
 #include "ownership.h"
 #include "vbuf.h"
 #include "vmsync.h"
@@ -80,7 +80,7 @@ struct vs_ctx {
     int (*may_act)(void *ud); /* the fence before a create (vs_options); NULL: always */
     void *may_act_ud;
     struct vim_pbm *pbm; /* SPBM handle, made on first use; guarded by lock until set */
-    struct ic_cache *images;
+    struct csrc_cache *images;
     pthread_mutex_t lock; /* guards cache[] */
     struct vs_centry cache[VS_CACHE_SLOTS];
 };
@@ -182,7 +182,7 @@ vmop_rc vs_ctx_new(struct vim_client *client, const struct vs_options *opts,
         free(ctx);
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
     }
-    rc = ic_new(&ctx->images, err);
+    rc = csrc_new(&ctx->images, err);
     if (rc) {
         free(ctx->cache_folder);
         free(ctx);
@@ -201,7 +201,7 @@ void vs_ctx_free(struct vs_ctx *ctx)
         centry_clear(&ctx->cache[i]);
     pthread_mutex_destroy(&ctx->lock);
     vim_pbm_free(ctx->pbm);
-    ic_free(ctx->images);
+    csrc_free(ctx->images);
     free(ctx->cache_folder);
     free(ctx);
 }
@@ -830,8 +830,8 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
     struct vim_moref pool = {{0}}, folder = {{0}}, ds = {{0}}, tmpl = {{0}}, cache_folder;
     struct vim_config_spec *cs = NULL;
     struct vim_clone_spec cl = {0};
-    struct ic_target t = {0};
-    struct ic_hold hold = {0}; /* a use of the template, released once the clone task ended */
+    struct csrc_target t = {0};
+    struct csrc_hold hold = {0}; /* a use of the template, released once the clone task ended */
     char iuuid[VS_UUID_MAX], buuid[VS_UUID_MAX];
     const char *cf;
     vmop_rc rc;
@@ -861,7 +861,7 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
     t.folder = &cache_folder;
     t.pool = &pool;
     t.datastore = vim_moref_is_set(&ds) ? &ds : NULL;
-    rc = ic_get(ctx->images, ctx->client, &t, &tmpl, &hold, err);
+    rc = csrc_get(ctx->images, ctx->client, &t, &tmpl, &hold, err);
     if (!rc && nonempty(d->storage_policy_id) && vim_moref_is_set(&ds))
         rc = template_disks(ctx, &tmpl, disk_keys, &n_disks, err);
     if (rc)
@@ -906,12 +906,12 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
     }
     rc = vim_vm_clone(ctx->client, &cl, ret_vm, err);
 out:
-    ic_put(&hold); /* a clone that timed out waiting may still run: the grace covers it */
+    csrc_put(&hold); /* a clone that timed out waiting may still run: the grace covers it */
     vim_config_spec_free(cs);
     return rc;
 }
 
-struct ic_cache *vs_images(struct vs_ctx *ctx)
+struct csrc_cache *vs_images(struct vs_ctx *ctx)
 {
     return ctx ? ctx->images : NULL;
 }

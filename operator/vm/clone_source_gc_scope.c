@@ -1,13 +1,13 @@
-/* image_gc_scope.c: bindings and endpoints -> cache folders and their live items -> the collector
- * (see image_gc_scope.h). */
-#include "image_gc_scope.h"
+/* clone_source_gc_scope.c: bindings and endpoints -> cache folders and their live items -> the
+ * collector (see clone_source_gc_scope.h). */
+#include "clone_source_gc_scope.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api_admin.h"
-#include "image_gc.h"
+#include "clone_source_gc.h"
 #include "kube_informer.h"
 #include "log.h"
 
@@ -24,7 +24,7 @@ struct igcs {
     struct vcenters *vcs;
     struct vmc *vmc;
     char system_ns[254];
-    struct igc_state *st;
+    struct csgc_state *st;
     struct known_folder *known; /* folders seen bound since start */
     size_t n_known;
     unsigned long sweeps, collected, failed, skipped; /* atomics */
@@ -35,7 +35,7 @@ struct igcs {
 
 struct folder {
     char path[PATH_MAX_];
-    struct igc_live *live;
+    struct csgc_live *live;
     size_t n_live;
 };
 
@@ -52,7 +52,7 @@ struct sweep {
     size_t n_groups;
     struct vim_library_item_list *lists; /* owned: every item list read (live points into them) */
     size_t n_lists;
-    struct igc_live *cluster; /* every endpoint's cluster library items */
+    struct csgc_live *cluster; /* every endpoint's cluster library items */
     size_t n_cluster;
     int no_unbound; /* some binding's folder is unknown: collect no unbound folder */
 };
@@ -72,14 +72,14 @@ static void sweep_free(struct sweep *s)
     free(s->cluster);
 }
 
-static void note(void *ud, const char *name, const char *moref, enum igc_verdict v,
+static void note(void *ud, const char *name, const char *moref, enum csgc_verdict v,
                  const char *what, const struct vmop_err *err);
 
-vmop_rc igcs_new(struct vcenters *vcs, struct vmc *vmc, const struct igcs_opts *o,
-                 struct igcs **ret, struct vmop_err *err)
+vmop_rc csgcs_new(struct vcenters *vcs, struct vmc *vmc, const struct csgcs_opts *o,
+                  struct igcs **ret, struct vmop_err *err)
 {
     struct igcs *g = calloc(1, sizeof(*g));
-    struct igc_opts io = {0};
+    struct csgc_opts io = {0};
     vmop_rc rc;
     if (!g)
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
@@ -88,8 +88,8 @@ vmop_rc igcs_new(struct vcenters *vcs, struct vmc *vmc, const struct igcs_opts *
     snprintf(g->system_ns, sizeof(g->system_ns), "%s",
              o && o->system_ns && *o->system_ns ? o->system_ns : "vmop-system");
     io.note = note;
-    io.grace_s = !o || o->grace_s == 0 ? IGC_GRACE_DEFAULT_S : o->grace_s < 0 ? 0 : o->grace_s;
-    rc = igc_state_new(&io, &g->st, err);
+    io.grace_s = !o || o->grace_s == 0 ? CSGC_GRACE_DEFAULT_S : o->grace_s < 0 ? 0 : o->grace_s;
+    rc = csgc_state_new(&io, &g->st, err);
     if (rc) {
         free(g);
         return rc;
@@ -98,11 +98,11 @@ vmop_rc igcs_new(struct vcenters *vcs, struct vmc *vmc, const struct igcs_opts *
     return VMOP_OK;
 }
 
-void igcs_free(struct igcs *g)
+void csgcs_free(struct igcs *g)
 {
     if (!g)
         return;
-    igc_state_free(g->st);
+    csgc_state_free(g->st);
     free(g->known);
     free(g);
 }
@@ -157,12 +157,12 @@ static struct group *group_of(struct igcs *g, struct sweep *s, const char *name,
 
 /* Appends the current items of libs to *live (pointing into lists kept by s). */
 static vmop_rc read_items(struct sweep *s, struct vim_client *c, const struct api_library_ref *libs,
-                          size_t n_libs, struct igc_live **live, size_t *n_live,
+                          size_t n_libs, struct csgc_live **live, size_t *n_live,
                           struct vmop_err *err)
 {
     for (size_t i = 0; i < n_libs; i++) {
         struct vim_library_item_list l = {0}, *nl;
-        struct igc_live *nv;
+        struct csgc_live *nv;
         char *found = NULL;
         const char *id = libs[i].id && *libs[i].id ? libs[i].id : NULL;
         vmop_rc rc = VMOP_OK;
@@ -193,7 +193,7 @@ static vmop_rc read_items(struct sweep *s, struct vim_client *c, const struct ap
             return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
         *live = nv;
         for (size_t k = 0; k < l.n; k++)
-            nv[(*n_live)++] = (struct igc_live){l.items[k].id, l.items[k].content_version};
+            nv[(*n_live)++] = (struct csgc_live){l.items[k].id, l.items[k].content_version};
     }
     return VMOP_OK;
 }
@@ -257,7 +257,7 @@ static int read_bindings(struct igcs *g, struct sweep *s)
             api_binding_free(b);
             continue;
         }
-        path = vs_cache_folder(vc_conn_sync(gr->conn));
+        path = vs_cache_folder(vmc_conn_sync(gr->conn));
         if (!path)
             path = b->vm_folder;
         if (!path || !*path) {
@@ -311,34 +311,34 @@ static int read_cluster(struct igcs *g, struct sweep *s)
 /* ---- collecting -------------------------------------------------------------------------------
  */
 
-static void note(void *ud, const char *name, const char *moref, enum igc_verdict v,
+static void note(void *ud, const char *name, const char *moref, enum csgc_verdict v,
                  const char *what, const struct vmop_err *err)
 {
     (void)ud;
     if (!strcmp(what, "collected"))
         vlog(VLOG_INFO, LOGGER, name, "image cache template %s destroyed (%s)", moref,
-             igc_verdict_str(v));
+             csgc_verdict_str(v));
     else if (!strcmp(what, "failed"))
         vlog_err(VLOG_WARN, LOGGER, name, err, "image cache template %s (%s) not destroyed", moref,
-                 igc_verdict_str(v));
+                 csgc_verdict_str(v));
     else
         vlog(VLOG_DEBUG, LOGGER, name, "image cache template %s (%s) kept for now: %s", moref,
-             igc_verdict_str(v), what);
+             csgc_verdict_str(v), what);
 }
 
-static void collect(struct igcs *g, struct group *gr, const char *path, const struct igc_live *live,
-                    size_t n_live, int bound, int *ret_gone)
+static void collect(struct igcs *g, struct group *gr, const char *path,
+                    const struct csgc_live *live, size_t n_live, int bound, int *ret_gone)
 {
     struct vim_client *c = vc_conn_client(gr->conn);
-    struct igc_result r = {0};
+    struct csgc_result r = {0};
     struct vim_moref folder;
     struct vmop_err e = {0};
     vmop_rc rc = vim_find_by_path(c, path, "Folder", &folder, &e);
     if (ret_gone)
         *ret_gone = rc == VMOP_E_NOT_FOUND;
     if (rc == VMOP_OK)
-        rc = igc_collect_folder(g->st, vs_images(vc_conn_sync(gr->conn)), c, &folder, live, n_live,
-                                bound, &r, &e);
+        rc = csgc_collect_folder(g->st, vs_images(vmc_conn_sync(gr->conn)), c, &folder, live,
+                                 n_live, bound, &r, &e);
     if (rc != VMOP_OK && rc != VMOP_E_NOT_FOUND) {
         vlog_err(VLOG_WARN, LOGGER, path, &e, "image cache folder not collected");
         __atomic_add_fetch(&g->failed, 1, __ATOMIC_RELAXED);
@@ -355,19 +355,19 @@ static void collect(struct igcs *g, struct group *gr, const char *path, const st
              r.templates, r.garbage, r.collected, r.waiting, r.in_use, r.busy, r.failed);
 }
 
-void igcs_run(struct igcs *g)
+void csgcs_run(struct igcs *g)
 {
     struct sweep s;
     memset(&s, 0, sizeof(s));
     __atomic_add_fetch(&g->sweeps, 1, __ATOMIC_RELAXED);
     /* the folders are listed after the libraries are read: a template made from a newer version
-     * meanwhile is seen as superseded, and the use ic_get() holds during its clone (then the
+     * meanwhile is seen as superseded, and the use csrc_get() holds during its clone (then the
      * grace) keeps it */
     if (!read_bindings(g, &s) || !read_cluster(g, &s)) {
         __atomic_add_fetch(&g->skipped, 1, __ATOMIC_RELAXED);
         goto out;
     }
-    igc_sweep_begin(g->st);
+    csgc_sweep_begin(g->st);
     for (size_t i = 0; i < s.n_groups; i++) {
         struct group *gr = &s.groups[i];
         if (gr->unsafe) {
@@ -376,7 +376,7 @@ void igcs_run(struct igcs *g)
         }
         for (size_t k = 0; k < gr->n_folders; k++) {
             struct folder *f = &gr->folders[k];
-            struct igc_live *all = calloc(f->n_live + s.n_cluster + 1, sizeof(*all));
+            struct csgc_live *all = calloc(f->n_live + s.n_cluster + 1, sizeof(*all));
             if (!all)
                 continue;
             if (f->n_live) /* memcpy's pointers must be valid even for 0 bytes */
@@ -403,12 +403,12 @@ void igcs_run(struct igcs *g)
                 k++;
         }
     }
-    igc_sweep_end(g->st);
+    csgc_sweep_end(g->st);
 out:
     sweep_free(&s);
 }
 
-void igcs_metrics(struct igcs *g, struct vbuf *out)
+void csgcs_metrics(struct igcs *g, struct vbuf *out)
 {
     vbuf_addf(out, "vmop_image_cache_sweeps_total %lu\n",
               __atomic_load_n(&g->sweeps, __ATOMIC_RELAXED));

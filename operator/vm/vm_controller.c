@@ -28,7 +28,7 @@
 #include "probe.h"
 #include "resolve.h"
 #include "status.h"
-#include "vcfeed.h"
+#include "change_feed.h"
 #include "vmsync.h"
 
 const struct kube_resource vmc_res_vms = {"vmoperator.vmware.com", "v1alpha6", "virtualmachines",
@@ -1331,7 +1331,7 @@ static vmop_rc do_delete(struct rctx *r, struct vmop_err *err)
         } else {
             struct rs_desired d;
             delete_ident(r, &d);
-            rc = vs_delete(vc_conn_sync(r->conn), &d, uid, r->vm->power_off_mode, &del, err);
+            rc = vs_delete(vmc_conn_sync(r->conn), &d, uid, r->vm->power_off_mode, &del, err);
             if (rc != VMOP_OK) {
                 event(r, "Warning", "DeleteFailed", "delete failed%s%s: %s",
                       err->fault[0] ? " with " : "", err->fault, err->msg);
@@ -1858,7 +1858,7 @@ static vmop_rc step_connect(struct rctx *r, struct pass *p, int *stop, struct vm
     *stop = 1;
     rc = connect_vc(r, err);
     if (rc == VMOP_OK)
-        rc = vs_min_host_mhz(vc_conn_sync(r->conn), r->binding->resource_pool, &mhz, err);
+        rc = vs_min_host_mhz(vmc_conn_sync(r->conn), r->binding->resource_pool, &mhz, err);
     if (rc == VMOP_OK)
         rs_size(&p->in, &p->res, mhz);
     if (rc != VMOP_OK) {
@@ -1893,7 +1893,7 @@ static vmop_rc step_apply(struct rctx *r, struct pass *p, int *stop, struct vmop
     struct st_input *si = &p->si;
 
     *stop = 0;
-    p->arc = vs_apply(vc_conn_sync(r->conn), &p->res.desired, r->vm->status_unique_id, out, err);
+    p->arc = vs_apply(vmc_conn_sync(r->conn), &p->res.desired, r->vm->status_unique_id, out, err);
     if (p->arc != VMOP_OK && out->conflict) {
         *stop = 1;
         return report_conflict(r, si, out, err);
@@ -2128,4 +2128,27 @@ vmop_rc vmc_reconcile(struct vmc *c, const char *key, struct vmop_err *err)
     for (size_t i = 0; i < r.n_held; i++)
         kube_obj_unref(r.held[i]);
     return rc;
+}
+
+static vmop_rc sync_attach(struct vim_client *client, void *arg, void **ret, struct vmop_err *err)
+{
+    struct vs_ctx *ctx = NULL;
+    vmop_rc rc = vs_ctx_new(client, arg, &ctx, err);
+    *ret = ctx;
+    return rc;
+}
+
+static void sync_detach(void *state)
+{
+    vs_ctx_free(state);
+}
+
+struct vc_attachment vmc_sync_attachment(const struct vs_options *o)
+{
+    return (struct vc_attachment){.attach = sync_attach, .detach = sync_detach, .arg = (void *)o};
+}
+
+struct vs_ctx *vmc_conn_sync(const struct vc_conn *c)
+{
+    return vc_conn_attached(c);
 }

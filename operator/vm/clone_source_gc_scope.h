@@ -1,6 +1,6 @@
-/* image_gc_scope.h: the image cache collector's controller side: which cache folders exist and
- * what their users can deploy, from the NamespaceBindings and VCenterEndpoints, then
- * igc_collect_folder() (image_gc.h) on each. Run by the image controller after each sync.
+/* clone_source_gc_scope.h: the image cache collector's controller side: which cache folders exist
+ * and what their users can deploy, from the NamespaceBindings and VCenterEndpoints, then
+ * csgc_collect_folder() (clone_source_gc.h) on each. Run by the image controller after each sync.
  *
  * Owns: grouping bindings by vCenter (its instance UUID: two endpoints of one vCenter are one
  * scope), the cache folder of a binding (the vmsync cache folder option, else its vmFolder), the
@@ -14,28 +14,28 @@
  * unbound folder (the binding's folder might be one) and, for the cluster libraries, the whole
  * sweep. A folder unbound while the process was down is not known and not collected.
  *
- * Threads: one (the image sync thread); igcs_metrics() from any.
+ * Threads: one (the image sync thread); csgcs_metrics() from any.
  */
-#ifndef VMOP_IMAGE_GC_SCOPE_H
-#define VMOP_IMAGE_GC_SCOPE_H
+#ifndef VMOP_CLONE_SOURCE_GC_SCOPE_H
+#define VMOP_CLONE_SOURCE_GC_SCOPE_H
 
 #include "vbuf.h"
-#include "vcenters.h"
+#include "connections.h"
 #include "vm_controller.h"
 #include "vmop_err.h"
 
-struct igcs_opts {
+struct csgcs_opts {
     const char *system_ns; /* credentials Secrets; default vmop-system */
-    long grace_s;          /* image_gc.h; 0: IGC_GRACE_DEFAULT_S, negative: none (tests) */
+    long grace_s;          /* clone_source_gc.h; 0: CSGC_GRACE_DEFAULT_S, negative: none (tests) */
 };
 
 struct igcs;
 /* vcs and vmc are borrowed and must outlive it. */
-vmop_rc igcs_new(struct vcenters *vcs, struct vmc *vmc, const struct igcs_opts *o,
-                 struct igcs **ret, struct vmop_err *err);
-void igcs_free(struct igcs *g); /* NULL is fine */
+vmop_rc csgcs_new(struct vcenters *vcs, struct vmc *vmc, const struct csgcs_opts *o,
+                  struct igcs **ret, struct vmop_err *err);
+void csgcs_free(struct igcs *g); /* NULL is fine */
 /* One sweep over every vCenter in use. Failures are logged; nothing is returned. */
-void igcs_run(struct igcs *g);
-void igcs_metrics(struct igcs *g, struct vbuf *out);
+void csgcs_run(struct igcs *g);
+void csgcs_metrics(struct igcs *g, struct vbuf *out);
 
 #endif

@@ -5,7 +5,7 @@
  * Owns: the sync thread, reading the libraries through catalog_vc (when built), and applying the
  * catalog's diff (catalog.h) with the Kubernetes client: create + status, update (+ status),
  * delete. Reads bindings, endpoints and existing images from the VM controller's informers.
- * After each sync it runs the image cache collector (image_gc_scope.h).
+ * After each sync it runs the image cache collector (clone_source_gc_scope.h).
  *
  * Threads: one sync thread. Ownership: imgc_free() frees; everything passed to imgc_new() is
  * borrowed and must outlive it.
@@ -16,14 +16,15 @@
 #include "kube_client.h"
 #include "kube_events.h"
 #include "vbuf.h"
-#include "vcenters.h"
+#include "connections.h"
 #include "vm_controller.h"
 #include "vmop_err.h"
 
 struct imgc_opts {
     const char *system_ns; /* credentials Secrets; default vmop-system */
     long period_ms;        /* 0: 300000 */
-    long cache_grace_s;    /* image cache collector grace (image_gc.h); 0: 600, negative: none */
+    long
+        cache_grace_s; /* image cache collector grace (clone_source_gc.h); 0: 600, negative: none */
 };
 
 struct imgc;

@@ -1,4 +1,4 @@
-/* vcfeed.h: the event-driven vCenter change feed (owner: vcfeed).
+/* change_feed.h: the event-driven vCenter change feed (owner: vcfeed).
  *
  * A feed watches every VirtualMachine under a set of containers (namespace folders) with one
  * vim_watch (ContainerView + own PropertyCollector + WaitForUpdatesEx) per container, each on its
@@ -26,8 +26,8 @@
  * max_connections above the number of containers plus what other users need, or give the feed its
  * own client.
  */
-#ifndef VMOP_VCFEED_H
-#define VMOP_VCFEED_H
+#ifndef VMOP_CHANGE_FEED_H
+#define VMOP_CHANGE_FEED_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,14 +3,14 @@
  * Owns: informers on VirtualMachineServices, VirtualMachines and core Services (all namespaces, or
  * opts.ns), a work queue of VirtualMachineService keys with its workers, and the reconcile that
  * keeps, for each VirtualMachineService, its finalizer, its selectorless Service, its Endpoints and
- * its EndpointSlice (computed by operator/endpoints.c, written only when they differ) and copies
- * status.loadBalancer.ingress from the Service. Deletion: the finalizer
+ * its EndpointSlice (computed by operator/service/endpoints.c, written only when they differ) and
+ * copies status.loadBalancer.ingress from the Service. Deletion: the finalizer
  * `vmoperator.vmware.com/virtualmachineservice` is removed; the three objects go by ownerReference
  * garbage collection. A VirtualMachine add/update/delete requeues every VirtualMachineService of
  * its namespace whose selector matched the old labels or matches the new ones (services are
  * indexed by namespace); a Service change requeues its owning VirtualMachineService.
- * Not here: VM readiness (operator/probe.h: the VM controller sets the VM's Ready condition, which
- * this controller reads).
+ * Not here: VM readiness (operator/service/probe.h: the VM controller sets the VM's Ready
+ * condition, which this controller reads).
  *
  * Wiring (operator/main.c), after the kube client exists:
  *     struct vmsvc_opts so = {.workers = 2};

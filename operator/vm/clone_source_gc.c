@@ -1,5 +1,6 @@
-/* image_gc.c: destroying the garbage image cache templates of one folder (see image_gc.h). */
-#include "image_gc.h"
+/* clone_source_gc.c: destroying the garbage image cache templates of one folder (see
+ * clone_source_gc.h). */
+#include "clone_source_gc.h"
 #include "vmop_clock.h"
 
 #include <stdio.h>
@@ -9,15 +10,15 @@
 
 #include "ownership.h"
 
-struct igc_seen {
-    char key[IC_NAME_MAX + VIM_MOREF_VALUE_MAX + 2]; /* name@moref */
-    double first;                                    /* monotonic seconds first seen garbage */
-    unsigned long gen;                               /* last sweep that saw it garbage */
+struct csgc_seen {
+    char key[CSRC_NAME_MAX + VIM_MOREF_VALUE_MAX + 2]; /* name@moref */
+    double first;                                      /* monotonic seconds first seen garbage */
+    unsigned long gen;                                 /* last sweep that saw it garbage */
 };
 
-struct igc_state {
-    struct igc_opts o;
-    struct igc_seen *seen;
+struct csgc_state {
+    struct csgc_opts o;
+    struct csgc_seen *seen;
     size_t n, cap;
     unsigned long gen;
 };
@@ -28,9 +29,9 @@ static double now_s(void)
     return (double)vmop_mono_ms() / 1000.0;
 }
 
-vmop_rc igc_state_new(const struct igc_opts *o, struct igc_state **ret, struct vmop_err *err)
+vmop_rc csgc_state_new(const struct csgc_opts *o, struct csgc_state **ret, struct vmop_err *err)
 {
-    struct igc_state *s = calloc(1, sizeof(*s));
+    struct csgc_state *s = calloc(1, sizeof(*s));
     if (!s)
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
     if (o)
@@ -42,7 +43,7 @@ vmop_rc igc_state_new(const struct igc_opts *o, struct igc_state **ret, struct v
     return VMOP_OK;
 }
 
-void igc_state_free(struct igc_state *s)
+void csgc_state_free(struct csgc_state *s)
 {
     if (!s)
         return;
@@ -50,12 +51,12 @@ void igc_state_free(struct igc_state *s)
     free(s);
 }
 
-void igc_sweep_begin(struct igc_state *s)
+void csgc_sweep_begin(struct csgc_state *s)
 {
     s->gen++;
 }
 
-void igc_sweep_end(struct igc_state *s)
+void csgc_sweep_end(struct csgc_state *s)
 {
     size_t k = 0;
     for (size_t i = 0; i < s->n; i++)
@@ -66,7 +67,7 @@ void igc_sweep_end(struct igc_state *s)
 
 /* Seconds the template has been garbage (0 the first time). An allocation failure gives 0: the
  * template waits. */
-static double garbage_for(struct igc_state *s, const char *name, const struct vim_moref *ref)
+static double garbage_for(struct csgc_state *s, const char *name, const struct vim_moref *ref)
 {
     char key[sizeof(s->seen[0].key)];
     double t = now_s();
@@ -78,7 +79,7 @@ static double garbage_for(struct igc_state *s, const char *name, const struct vi
         }
     if (s->n == s->cap) {
         size_t nc = s->cap ? s->cap * 2 : 16;
-        struct igc_seen *ns = realloc(s->seen, nc * sizeof(*ns));
+        struct csgc_seen *ns = realloc(s->seen, nc * sizeof(*ns));
         if (!ns)
             return 0;
         s->seen = ns;
@@ -91,27 +92,28 @@ static double garbage_for(struct igc_state *s, const char *name, const struct vi
     return 0;
 }
 
-static void note(struct igc_state *s, const struct igc_vm *vm, enum igc_verdict v, const char *what,
-                 const struct vmop_err *e)
+static void note(struct csgc_state *s, const struct csgc_vm *vm, enum csgc_verdict v,
+                 const char *what, const struct vmop_err *e)
 {
     if (s->o.note)
         s->o.note(s->o.note_ud, vm->name, vm->ref.value, v, what, e);
 }
 
 /* Destroys one garbage template unless a clone runs from it; under the item's lock. */
-static const char *destroy_one(struct ic_cache *ic, struct vim_client *c, const struct igc_vm *vm,
-                               enum vim_power_state power, struct vmop_err *e)
+static const char *destroy_one(struct csrc_cache *ic, struct vim_client *c,
+                               const struct csgc_vm *vm, enum vim_power_state power,
+                               struct vmop_err *e)
 {
-    char item[IC_NAME_MAX + 1], ver[IC_NAME_MAX + 1];
+    char item[CSRC_NAME_MAX + 1], ver[CSRC_NAME_MAX + 1];
     const char *what = "collected";
     int busy = 0;
     vmop_rc rc;
 
-    if (!ic_marker_parse(vm->annotation, item, sizeof(item), ver, sizeof(ver)))
+    if (!csrc_marker_parse(vm->annotation, item, sizeof(item), ver, sizeof(ver)))
         return "failed"; /* not reached: the decision parsed it */
     if (ic)
-        ic_lock_item(ic, item);
-    if (ic && ic_uses(ic, vm->name) > 0) {
+        csrc_lock_item(ic, item);
+    if (ic && csrc_uses(ic, vm->name) > 0) {
         what = "in use";
         goto out;
     }
@@ -137,23 +139,23 @@ static const char *destroy_one(struct ic_cache *ic, struct vim_client *c, const 
         what = "failed";
 out:
     if (ic)
-        ic_unlock_item(ic, item);
+        csrc_unlock_item(ic, item);
     return what;
 }
 
-vmop_rc igc_collect_folder(struct igc_state *s, struct ic_cache *ic, struct vim_client *c,
-                           const struct vim_moref *folder, const struct igc_live *live,
-                           size_t n_live, int bound, struct igc_result *res, struct vmop_err *err)
+vmop_rc csgc_collect_folder(struct csgc_state *s, struct csrc_cache *ic, struct vim_client *c,
+                            const struct vim_moref *folder, const struct csgc_live *live,
+                            size_t n_live, int bound, struct csgc_result *res, struct vmop_err *err)
 {
     struct vim_entity_list l = {0};
     struct vim_vm **read = NULL;
-    struct igc_vm *vms = NULL;
-    enum igc_verdict *verdicts = NULL;
+    struct csgc_vm *vms = NULL;
+    enum csgc_verdict *verdicts = NULL;
     size_t n = 0;
     vmop_rc rc;
 
     if (!s || !c || !folder || !res || (n_live && !live))
-        return vmop_fail(err, VMOP_E_INVALID, "igc_collect_folder: missing argument");
+        return vmop_fail(err, VMOP_E_INVALID, "csgc_collect_folder: missing argument");
     rc = vim_list(c, folder, "VirtualMachine", &l, err);
     if (rc)
         return rc;
@@ -168,7 +170,7 @@ vmop_rc igc_collect_folder(struct igc_state *s, struct ic_cache *ic, struct vim_
         struct vmop_err e = {0};
         struct vim_vm *v = NULL;
         const char *nm = l.items[i].name;
-        if (!nm || strncmp(nm, IC_NAME_PREFIX, strlen(IC_NAME_PREFIX)) != 0)
+        if (!nm || strncmp(nm, CSRC_NAME_PREFIX, strlen(CSRC_NAME_PREFIX)) != 0)
             continue;
         rc = vim_vm_get(c, &l.items[i].ref, &v, &e);
         if (rc == VMOP_E_NOT_FOUND)
@@ -183,7 +185,7 @@ vmop_rc igc_collect_folder(struct igc_state *s, struct ic_cache *ic, struct vim_
             continue;
         }
         read[n] = v;
-        vms[n] = (struct igc_vm){
+        vms[n] = (struct csgc_vm){
             .name = v->name,
             .annotation = v->annotation,
             .ref = v->ref,
@@ -193,14 +195,14 @@ vmop_rc igc_collect_folder(struct igc_state *s, struct ic_cache *ic, struct vim_
         n++;
     }
     rc = VMOP_OK;
-    igc_decide(vms, n, live, n_live, bound, verdicts);
+    csgc_decide(vms, n, live, n_live, bound, verdicts);
     for (size_t i = 0; i < n; i++) {
         struct vmop_err e = {0};
         const char *what;
-        if (verdicts[i] == IGC_FOREIGN)
+        if (verdicts[i] == CSGC_FOREIGN)
             continue;
         res->templates++;
-        if (!igc_is_garbage(verdicts[i]))
+        if (!csgc_is_garbage(verdicts[i]))
             continue;
         res->garbage++;
         if (garbage_for(s, vms[i].name, &vms[i].ref) < (double)s->o.grace_s)

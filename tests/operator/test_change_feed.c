@@ -1,4 +1,4 @@
-/* test_vcfeed.c: unit tests of the change feed's pure parts (owner: vcfeed): the retry backoff
+/* test_change_feed.c: unit tests of the change feed's pure parts (owner: vcfeed): the retry backoff
  * schedule, namespacedName validation, container specs, and the value-hash cache that drops no-op
  * changes, notices replaced VMs and sweeps VMs missing from a full resync.
  */
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "vcfeed.h"
+#include "change_feed.h"
 
 /* ---- backoff ---- */
 

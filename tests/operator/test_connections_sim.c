@@ -1,6 +1,7 @@
-/* test_vcenters_sim.c: integration tests for operator/vcenters.c against the simulator: one shared
- * client per endpoint, rebuilt when the endpoint or its credentials Secret change, retired clients
- * kept alive for their users, wrong credentials reported as VMOP_E_AUTH, missing Secret keys. */
+/* test_connections_sim.c: integration tests for operator/vcenter/connections.c against the
+ * simulator: one shared client per endpoint, rebuilt when the endpoint or its credentials Secret
+ * change, retired clients kept alive for their users, wrong credentials reported as VMOP_E_AUTH,
+ * missing Secret keys. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 
 #include "check_main.h"
 #include "api_admin.h"
-#include "vcenters.h"
+#include "connections.h"
 #include "vcsim_harness.h"
 
 static struct vcsim *sim;
@@ -60,8 +61,29 @@ static cJSON *secret(const char *user, const char *pass)
     return s;
 }
 
+/* An attachment that counts: each client gets its own state, freed exactly once with it. */
+static int attached, detached;
+
+static vmop_rc count_attach(struct vim_client *client, void *arg, void **ret, struct vmop_err *err)
+{
+    (void)client;
+    (void)err;
+    ck_assert_ptr_eq(arg, &attached);
+    *ret = malloc(1);
+    attached++;
+    return VMOP_OK;
+}
+
+static void count_detach(void *state)
+{
+    free(state);
+    detached++;
+}
+
 START_TEST(shared_rebuilt_and_auth)
 {
+    struct vcenters_opts o = {
+        .attachment = {.attach = count_attach, .detach = count_detach, .arg = &attached}};
     struct vcenters *v = NULL;
     struct api_endpoint *ep = endpoint(sim->thumbprint_sha256);
     cJSON *good = secret(sim->username, sim->password), *bad = secret(sim->username, "wrong");
@@ -71,10 +93,11 @@ START_TEST(shared_rebuilt_and_auth)
     struct vim_stats st;
     uint64_t built = 0;
 
-    ck_assert_int_eq(vcenters_new(NULL, &v, &err), VMOP_OK);
+    ck_assert_int_eq(vcenters_new(&o, &v, &err), VMOP_OK);
     ck_assert_int_eq(vcenters_get(v, ep, good, &a, &err), VMOP_OK);
     ck_assert_int_eq(vim_login(vc_conn_client(a), &err), VMOP_OK);
-    ck_assert_ptr_nonnull(vc_conn_sync(a));
+    ck_assert_ptr_nonnull(vc_conn_attached(a));
+    ck_assert_int_eq(attached, 1);
     ck_assert_str_eq(vc_conn_endpoint(a), "vc1");
     /* same inputs: the same connection */
     ck_assert_int_eq(vcenters_get(v, ep, good, &b, &err), VMOP_OK);
@@ -103,6 +126,8 @@ START_TEST(shared_rebuilt_and_auth)
     ck_assert_uint_eq(built, 3);
     ck_assert_uint_ge(st.logins, 2);
     vcenters_free(v);
+    ck_assert_int_eq(attached, 3); /* one per client built */
+    ck_assert_int_eq(detached, 3); /* each freed with its client */
     api_endpoint_free(ep);
     cJSON_Delete(good);
     cJSON_Delete(bad);
@@ -112,7 +137,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("vcenters");
+    Suite *s = suite_create("connections");
     TCase *tc = tcase_create("sim");
     tcase_add_unchecked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);

@@ -13,7 +13,7 @@
  *     conditions ready/serving/terminating, targetRef, ports).
  * and the comparisons/merges that decide whether an object stored in the API server must be
  * rewritten (so unchanged input never causes a write).
- * Not here: any I/O (operator/vmservice.c does the GETs and PUTs).
+ * Not here: any I/O (operator/service/vmservice.c does the GETs and PUTs).
  *
  * VM rules (input is the VM JSON as stored): a VM is left out when it is being deleted, has no
  * status.network.primaryIP4, or is in another namespace. Otherwise it is ready when

@@ -1,47 +1,47 @@
-/* imgcache.c: one template per content library item, deployed once, found by inventory path.
- * The rules (naming, marker, crash safety) are in imgcache.h. */
+/* clone_source.c: one template per content library item, deployed once, found by inventory path.
+ * The rules (naming, marker, crash safety) are in clone_source.h. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "imgcache.h"
+#include "clone_source.h"
 #include "vbuf.h"
 
-#define IC_STRIPES   64
-#define IC_PATH_MAX  4096
-#define IC_MARKER    IC_MARKER_PREFIX "%s" IC_MARKER_MID "%s"
-#define IC_MARKER_SZ 256
+#define CSRC_STRIPES   64
+#define CSRC_PATH_MAX  4096
+#define CSRC_MARKER    CSRC_MARKER_PREFIX "%s" CSRC_MARKER_MID "%s"
+#define CSRC_MARKER_SZ 256
 
-struct ic_use {
-    char name[IC_NAME_MAX + 1];
+struct csrc_use {
+    char name[CSRC_NAME_MAX + 1];
     unsigned n; /* 0: free slot */
 };
 
-struct ic_cache {
-    pthread_mutex_t locks[IC_STRIPES]; /* item id hash -> stripe: creates of one item serialize */
-    pthread_mutex_t use_lock;          /* guards uses */
-    struct ic_use *uses;               /* clones in flight per template name (owned array) */
+struct csrc_cache {
+    pthread_mutex_t locks[CSRC_STRIPES]; /* item id hash -> stripe: creates of one item serialize */
+    pthread_mutex_t use_lock;            /* guards uses */
+    struct csrc_use *uses;               /* clones in flight per template name (owned array) */
     size_t n_uses;
 };
 
-vmop_rc ic_new(struct ic_cache **ret_ic, struct vmop_err *err)
+vmop_rc csrc_new(struct csrc_cache **ret_ic, struct vmop_err *err)
 {
-    struct ic_cache *ic = calloc(1, sizeof(*ic));
+    struct csrc_cache *ic = calloc(1, sizeof(*ic));
     if (!ic)
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
-    for (size_t i = 0; i < IC_STRIPES; i++)
+    for (size_t i = 0; i < CSRC_STRIPES; i++)
         pthread_mutex_init(&ic->locks[i], NULL);
     pthread_mutex_init(&ic->use_lock, NULL);
     *ret_ic = ic;
     return VMOP_OK;
 }
 
-void ic_free(struct ic_cache *ic)
+void csrc_free(struct csrc_cache *ic)
 {
     if (!ic)
         return;
-    for (size_t i = 0; i < IC_STRIPES; i++)
+    for (size_t i = 0; i < CSRC_STRIPES; i++)
         pthread_mutex_destroy(&ic->locks[i]);
     pthread_mutex_destroy(&ic->use_lock);
     free(ic->uses);
@@ -54,16 +54,16 @@ static int name_char_ok(char ch)
            ch == '-' || ch == '_' || ch == '.';
 }
 
-vmop_rc ic_template_name(const char *item_id, const char *content_version, char *buf, size_t size,
-                         struct vmop_err *err)
+vmop_rc csrc_template_name(const char *item_id, const char *content_version, char *buf, size_t size,
+                           struct vmop_err *err)
 {
     struct vbuf b;
     vmop_rc rc;
 
     if (!item_id || !*item_id || !buf || size == 0)
         return vmop_fail(err, VMOP_E_INVALID, "image cache: no library item id");
-    vbuf_init(&b, IC_NAME_MAX);
-    vbuf_adds(&b, IC_NAME_PREFIX);
+    vbuf_init(&b, CSRC_NAME_MAX);
+    vbuf_adds(&b, CSRC_NAME_PREFIX);
     for (const char *p = item_id; *p; p++)
         vbuf_add(&b, name_char_ok(*p) ? p : "_", 1);
     if (content_version && *content_version) {
@@ -76,32 +76,32 @@ vmop_rc ic_template_name(const char *item_id, const char *content_version, char 
         vbuf_free(&b);
         return vmop_fail(err, VMOP_E_INVALID,
                          "image cache: library item id too long for a VM name (%d bytes)",
-                         IC_NAME_MAX);
+                         CSRC_NAME_MAX);
     }
     memcpy(buf, vbuf_str(&b), b.len + 1);
     vbuf_free(&b);
     return VMOP_OK;
 }
 
-int ic_marker_parse(const char *text, char *item_id, size_t item_size, char *version,
-                    size_t version_size)
+int csrc_marker_parse(const char *text, char *item_id, size_t item_size, char *version,
+                      size_t version_size)
 {
     const char *p, *mid;
-    size_t pl = strlen(IC_MARKER_PREFIX), il, vl;
+    size_t pl = strlen(CSRC_MARKER_PREFIX), il, vl;
 
-    if (!text || strncmp(text, IC_MARKER_PREFIX, pl) != 0)
+    if (!text || strncmp(text, CSRC_MARKER_PREFIX, pl) != 0)
         return 0;
     p = text + pl;
-    mid = strstr(p, IC_MARKER_MID);
-    if (!mid || mid == p || strstr(mid + 1, IC_MARKER_MID))
+    mid = strstr(p, CSRC_MARKER_MID);
+    if (!mid || mid == p || strstr(mid + 1, CSRC_MARKER_MID))
         return 0;
     il = (size_t)(mid - p);
-    vl = strlen(mid + strlen(IC_MARKER_MID));
+    vl = strlen(mid + strlen(CSRC_MARKER_MID));
     if (il >= item_size || vl >= version_size)
         return 0;
     memcpy(item_id, p, il);
     item_id[il] = '\0';
-    memcpy(version, mid + strlen(IC_MARKER_MID), vl + 1);
+    memcpy(version, mid + strlen(CSRC_MARKER_MID), vl + 1);
     return 1;
 }
 
@@ -110,7 +110,7 @@ static unsigned stripe_of(const char *s)
     unsigned h = 2166136261u; /* FNV-1a */
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 16777619u;
-    return h % IC_STRIPES;
+    return h % CSRC_STRIPES;
 }
 
 /* Makes a freshly deployed (or half-finished) cache VM a template carrying the marker. */
@@ -159,10 +159,10 @@ out:
     return rc;
 }
 
-static vmop_rc get_locked(struct vim_client *c, const struct ic_target *t, const char *name,
+static vmop_rc get_locked(struct vim_client *c, const struct csrc_target *t, const char *name,
                           const char *marker, struct vim_moref *ret_template, struct vmop_err *err)
 {
-    char path[IC_PATH_MAX];
+    char path[CSRC_PATH_MAX];
     size_t fl = strlen(t->folder_path);
     struct vim_moref vm;
     struct vim_deploy_spec ds = {0};
@@ -198,9 +198,9 @@ static vmop_rc get_locked(struct vim_client *c, const struct ic_target *t, const
 }
 
 /* Takes a use of name (under the item's lock). */
-static vmop_rc use_take(struct ic_cache *ic, const char *name, struct vmop_err *err)
+static vmop_rc use_take(struct csrc_cache *ic, const char *name, struct vmop_err *err)
 {
-    struct ic_use *slot = NULL;
+    struct csrc_use *slot = NULL;
     vmop_rc rc = VMOP_OK;
 
     pthread_mutex_lock(&ic->use_lock);
@@ -215,7 +215,7 @@ static vmop_rc use_take(struct ic_cache *ic, const char *name, struct vmop_err *
     if (slot && !slot->n)
         snprintf(slot->name, sizeof(slot->name), "%s", name);
     if (!slot) {
-        struct ic_use *nu = realloc(ic->uses, (ic->n_uses + 8) * sizeof(*nu));
+        struct csrc_use *nu = realloc(ic->uses, (ic->n_uses + 8) * sizeof(*nu));
         if (!nu) {
             rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
             goto out;
@@ -232,13 +232,13 @@ out:
     return rc;
 }
 
-void ic_put(struct ic_hold *h)
+void csrc_put(struct csrc_hold *h)
 {
     if (!h || !h->ic || !h->name[0])
         return;
     pthread_mutex_lock(&h->ic->use_lock);
     for (size_t i = 0; i < h->ic->n_uses; i++) {
-        struct ic_use *u = &h->ic->uses[i];
+        struct csrc_use *u = &h->ic->uses[i];
         if (u->n && strcmp(u->name, h->name) == 0) {
             u->n--;
             break;
@@ -248,7 +248,7 @@ void ic_put(struct ic_hold *h)
     memset(h, 0, sizeof(*h));
 }
 
-unsigned ic_uses(struct ic_cache *ic, const char *name)
+unsigned csrc_uses(struct csrc_cache *ic, const char *name)
 {
     unsigned n = 0;
     if (!ic || !name)
@@ -261,21 +261,21 @@ unsigned ic_uses(struct ic_cache *ic, const char *name)
     return n;
 }
 
-void ic_lock_item(struct ic_cache *ic, const char *item_id)
+void csrc_lock_item(struct csrc_cache *ic, const char *item_id)
 {
     pthread_mutex_lock(&ic->locks[stripe_of(item_id)]);
 }
 
-void ic_unlock_item(struct ic_cache *ic, const char *item_id)
+void csrc_unlock_item(struct csrc_cache *ic, const char *item_id)
 {
     pthread_mutex_unlock(&ic->locks[stripe_of(item_id)]);
 }
 
-vmop_rc ic_get(struct ic_cache *ic, struct vim_client *c, const struct ic_target *t,
-               struct vim_moref *ret_template, struct ic_hold *ret_hold, struct vmop_err *err)
+vmop_rc csrc_get(struct csrc_cache *ic, struct vim_client *c, const struct csrc_target *t,
+                 struct vim_moref *ret_template, struct csrc_hold *ret_hold, struct vmop_err *err)
 {
     struct vim_library_item *item = NULL;
-    char name[IC_NAME_MAX + 1], marker[IC_MARKER_SZ];
+    char name[CSRC_NAME_MAX + 1], marker[CSRC_MARKER_SZ];
     pthread_mutex_t *lock;
     vmop_rc rc;
 
@@ -283,7 +283,7 @@ vmop_rc ic_get(struct ic_cache *ic, struct vim_client *c, const struct ic_target
         memset(ret_hold, 0, sizeof(*ret_hold));
     if (!ic || !c || !t || !t->item_id || !t->folder_path || !t->folder || !t->pool ||
         !ret_template || !ret_hold)
-        return vmop_fail(err, VMOP_E_INVALID, "ic_get: missing argument");
+        return vmop_fail(err, VMOP_E_INVALID, "csrc_get: missing argument");
     rc = vim_library_item_get(c, t->item_id, &item, err);
     if (rc)
         return rc;
@@ -294,10 +294,10 @@ vmop_rc ic_get(struct ic_cache *ic, struct vim_client *c, const struct ic_target
                              t->item_id, item->type_str ? item->type_str : "unknown");
         goto out;
     }
-    rc = ic_template_name(t->item_id, item->content_version, name, sizeof(name), err);
+    rc = csrc_template_name(t->item_id, item->content_version, name, sizeof(name), err);
     if (rc)
         goto out;
-    snprintf(marker, sizeof(marker), IC_MARKER, t->item_id,
+    snprintf(marker, sizeof(marker), CSRC_MARKER, t->item_id,
              item->content_version ? item->content_version : "");
     lock = &ic->locks[stripe_of(t->item_id)];
     pthread_mutex_lock(lock);

@@ -18,8 +18,9 @@
 #include "kube_events.h"
 #include "kube_informer.h"
 #include "vbuf.h"
-#include "vcenters.h"
-#include "vcfeed.h"
+#include "connections.h"
+#include "change_feed.h"
+#include "vmsync.h"
 #include "vmop_err.h"
 
 #define VMC_FINALIZER     "vmoperator.vmware.com/virtualmachine"
@@ -70,7 +71,7 @@ void vmc_stop(struct vmc *c, long drain_ms);
 void vmc_free(struct vmc *c); /* NULL-safe; stops first */
 
 /* Queues "namespace/name" for a reconcile (thread-safe): the hook for an event source such as the
- * vCenter change feed (operator/vcfeed.h). */
+ * vCenter change feed (operator/vcenter/change_feed.h). */
 void vmc_enqueue(struct vmc *c, const char *key);
 
 /* Reconciles one key now, in this thread (tests). */
@@ -81,5 +82,10 @@ void vmc_metrics(struct vmc *c, struct vbuf *out);
 
 /* The informers, for the image controller and tests (borrowed). */
 struct kube_informer *vmc_informer(struct vmc *c, const char *resource);
+
+/* The attachment (connections.h) that gives every vCenter connection its vmsync context, shared
+ * by the workers; o is borrowed and must outlive the connections. vmc_conn_sync() reads it back. */
+struct vc_attachment vmc_sync_attachment(const struct vs_options *o);
+struct vs_ctx *vmc_conn_sync(const struct vc_conn *c);
 
 #endif

@@ -1,44 +1,44 @@
-/* imgcache.h: the clone sources of vmop VMs: one template per content library item (and content
+/* clone_source.h: the clone sources of vmop VMs: one template per content library item (and content
  * version), deployed once from the item and found again by inventory path.
  *
  * Owns: the cache template's name ("vmop-image-<item id>[-<content version>]"), its marker
  * annotation, deploying it (OVF or VM-template item via vim_library_deploy), finishing it
  * (power off, annotation, MarkAsTemplate), and serializing concurrent creates of one item inside
  * the process (a mutex stripe per item id), and counting the clones in flight from each template
- * (ic_get() holds a use of the template it returns until ic_put()) so that the collector
- * (image_gc.h) never destroys a clone's source.
+ * (csrc_get() holds a use of the template it returns until csrc_put()) so that the collector
+ * (clone_source_gc.h) never destroys a clone's source.
  *
  * Crash safety: a crash between the deploy and MarkAsTemplate leaves a VM with the cache name
  * that is not a template yet; the next call finds it by path and finishes it. Names starting
  * with "vmop-image-" in the cache folder belong to vmop: a TEMPLATE with such a name but without
  * vmop's marker annotation was not made by vmop and is refused (VMOP_E_EXISTS), never adopted.
  * A duplicate after a crash (two deploys) is harmless: the path lookup picks one (the collector,
- * image_gc.h, destroys the other).
+ * clone_source_gc.h, destroys the other).
  */
-#ifndef VMOP_IMGCACHE_H
-#define VMOP_IMGCACHE_H
+#ifndef VMOP_CLONE_SOURCE_H
+#define VMOP_CLONE_SOURCE_H
 
 #include <stddef.h>
 
 #include "vimclient.h"
 #include "vmop_err.h"
 
-#define IC_NAME_PREFIX "vmop-image-"
-#define IC_NAME_MAX    80 /* vSphere's entity name limit */
-/* The marker annotation: IC_MARKER_PREFIX "<item id>" IC_MARKER_MID "<content version>". */
-#define IC_MARKER_PREFIX "vmop image cache: library item "
-#define IC_MARKER_MID    ", content version "
+#define CSRC_NAME_PREFIX "vmop-image-"
+#define CSRC_NAME_MAX    80 /* vSphere's entity name limit */
+/* The marker annotation: CSRC_MARKER_PREFIX "<item id>" CSRC_MARKER_MID "<content version>". */
+#define CSRC_MARKER_PREFIX "vmop image cache: library item "
+#define CSRC_MARKER_MID    ", content version "
 
-struct ic_cache;
+struct csrc_cache;
 
-vmop_rc ic_new(struct ic_cache **ret_ic, struct vmop_err *err);
-void ic_free(struct ic_cache *ic); /* NULL is fine */
+vmop_rc csrc_new(struct csrc_cache **ret_ic, struct vmop_err *err);
+void csrc_free(struct csrc_cache *ic); /* NULL is fine */
 
-/* The cache template name for an item (content_version may be NULL). buf of IC_NAME_MAX + 1. */
-vmop_rc ic_template_name(const char *item_id, const char *content_version, char *buf, size_t size,
-                         struct vmop_err *err);
+/* The cache template name for an item (content_version may be NULL). buf of CSRC_NAME_MAX + 1. */
+vmop_rc csrc_template_name(const char *item_id, const char *content_version, char *buf, size_t size,
+                           struct vmop_err *err);
 
-struct ic_target {
+struct csrc_target {
     const char *item_id;               /* content library item */
     const char *folder_path;           /* inventory path of the cache folder */
     const struct vim_moref *folder;    /* the same folder */
@@ -48,29 +48,29 @@ struct ic_target {
 
 /* Parses a marker annotation (pure): 1 and the item id / content version (NUL-terminated, into
  * buffers of the given sizes) when text is exactly vmop's marker, else 0. */
-int ic_marker_parse(const char *text, char *item_id, size_t item_size, char *version,
-                    size_t version_size);
+int csrc_marker_parse(const char *text, char *item_id, size_t item_size, char *version,
+                      size_t version_size);
 
 /* One use of a cache template (a clone in flight from it). Empty ({0}) = none. */
-struct ic_hold {
-    struct ic_cache *ic;
-    char name[IC_NAME_MAX + 1];
+struct csrc_hold {
+    struct csrc_cache *ic;
+    char name[CSRC_NAME_MAX + 1];
 };
 
 /* Finds or makes the cache template for t->item_id; ret_template: a template VM to clone. On
  * success *ret_hold holds a use of the template (taken under the item's lock, so the collector
- * cannot destroy it between the lookup and the clone): release it with ic_put() once the clone
+ * cannot destroy it between the lookup and the clone): release it with csrc_put() once the clone
  * task has ended, whatever its outcome. On failure *ret_hold is empty. */
-vmop_rc ic_get(struct ic_cache *ic, struct vim_client *c, const struct ic_target *t,
-               struct vim_moref *ret_template, struct ic_hold *ret_hold, struct vmop_err *err);
+vmop_rc csrc_get(struct csrc_cache *ic, struct vim_client *c, const struct csrc_target *t,
+                 struct vim_moref *ret_template, struct csrc_hold *ret_hold, struct vmop_err *err);
 /* Releases a use (NULL or empty is fine; the hold is emptied, so a second put does nothing). */
-void ic_put(struct ic_hold *h);
+void csrc_put(struct csrc_hold *h);
 
-/* The collector's side: the item's lock (the one ic_get() holds while it finds or deploys and
+/* The collector's side: the item's lock (the one csrc_get() holds while it finds or deploys and
  * takes a use), and the uses of a template name. A template with no use while its item's lock is
  * held can get none until the lock is released. */
-void ic_lock_item(struct ic_cache *ic, const char *item_id);
-void ic_unlock_item(struct ic_cache *ic, const char *item_id);
-unsigned ic_uses(struct ic_cache *ic, const char *name);
+void csrc_lock_item(struct csrc_cache *ic, const char *item_id);
+void csrc_unlock_item(struct csrc_cache *ic, const char *item_id);
+unsigned csrc_uses(struct csrc_cache *ic, const char *name);
 
 #endif

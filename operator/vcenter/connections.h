@@ -1,8 +1,8 @@
-/* vcenters.h: one shared vim_client per VCenterEndpoint, built from the endpoint and its
+/* connections.h: one shared vim_client per VCenterEndpoint, built from the endpoint and its
  * credentials Secret, and rebuilt when either changes.
  *
- * Owns: the connection cache (a vim_client and its vmsync context per endpoint) keyed by endpoint
- * name. Each entry remembers a SHA-256 fingerprint of what built it (server, TLS settings,
+ * Owns: the connection cache (a vim_client and its users' attached state per endpoint) keyed by
+ * endpoint name. Each entry remembers a SHA-256 fingerprint of what built it (server, TLS settings,
  * username, password); a lookup with different inputs retires the old client (freed when its last
  * user puts it back) and builds a new one. A caBundle is written to a private temporary file for
  * libcurl and removed with the client. Credentials are never logged; the fingerprint is not
@@ -10,8 +10,8 @@
  *
  * Threads: thread-safe. Ownership: vcenters_get() hands out a reference (vc_conn_put() it).
  */
-#ifndef VMOP_VCENTERS_H
-#define VMOP_VCENTERS_H
+#ifndef VMOP_CONNECTIONS_H
+#define VMOP_CONNECTIONS_H
 
 #include <stdint.h>
 
@@ -20,16 +20,24 @@
 #include "api_admin.h"
 #include "kube_informer.h"
 #include "vimclient.h"
-#include "vmsync.h"
 #include "vmop_err.h"
 
 struct vcenters;
 struct vc_conn;
 
+/* State that the users of the connections keep per client (the VM reconcile's vmsync context),
+ * without this module knowing what it is: attach() runs once when a client is built (its failure
+ * fails the build), detach() when the client is freed. */
+struct vc_attachment {
+    vmop_rc (*attach)(struct vim_client *client, void *arg, void **ret, struct vmop_err *err);
+    void (*detach)(void *state);
+    void *arg; /* borrowed: outlives every connection */
+};
+
 struct vcenters_opts {
-    long timeout_ms;      /* per vCenter call; 0: 60000 */
-    int max_connections;  /* per endpoint; 0: 8 */
-    struct vs_options vs; /* for the vmsync context of each client (strings borrowed) */
+    long timeout_ms;                 /* per vCenter call; 0: 60000 */
+    int max_connections;             /* per endpoint; 0: 8 */
+    struct vc_attachment attachment; /* attach NULL: nothing attached */
 };
 
 vmop_rc vcenters_new(const struct vcenters_opts *o, struct vcenters **ret, struct vmop_err *err);
@@ -54,8 +62,8 @@ vmop_rc vcenters_get_named(struct vcenters *v, struct kube_informer *endpoints,
 void vcenters_forget(struct vcenters *v, const char *endpoint);
 
 struct vim_client *vc_conn_client(const struct vc_conn *c);
-/* The vmsync context of this client (shared by every worker). */
-struct vs_ctx *vc_conn_sync(const struct vc_conn *c);
+/* What the attachment made for this client (shared by every worker); NULL without one. */
+void *vc_conn_attached(const struct vc_conn *c);
 const char *vc_conn_endpoint(const struct vc_conn *c);
 void vc_conn_put(struct vc_conn *c); /* NULL-safe */
 

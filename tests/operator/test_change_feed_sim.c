@@ -1,5 +1,5 @@
-/* test_vcfeed_sim.c: the vCenter change feed (operator/vcfeed.c) against the simulator (suite
- * integration; owner: vcfeed).
+/* test_change_feed_sim.c: the vCenter change feed (operator/vcenter/change_feed.c) against the
+ * simulator (suite integration; owner: vcfeed).
  *
  * Each test starts its own simulator (Check fork mode: the child process owns it). VMs made here
  * are clones of a generated VM carrying the ExtraConfig vmservice.namespacedName.
@@ -20,7 +20,7 @@
 
 #include "check_main.h"
 #include "clock.h"
-#include "vcfeed.h"
+#include "change_feed.h"
 #include "vcsim_harness.h"
 
 #define BOUND_MS 5000L

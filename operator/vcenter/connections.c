@@ -1,5 +1,5 @@
-/* vcenters.c: the per-endpoint vim_client cache (see vcenters.h). */
-#include "vcenters.h"
+/* connections.c: the per-endpoint vim_client cache (see connections.h). */
+#include "connections.h"
 
 #include <openssl/evp.h>
 #include <pthread.h>
@@ -18,7 +18,7 @@ struct vc_conn {
     char endpoint[256];
     unsigned char fp[32];
     struct vim_client *client;
-    struct vs_ctx *sync;
+    void *attached;   /* vcenters_opts.attachment's state */
     char ca_path[64]; /* "" when no CA file */
     int refs;         /* under owner->mu */
     int retired;
@@ -56,7 +56,8 @@ static void add_stats(struct vim_stats *acc, const struct vim_stats *s)
 /* Frees a connection nobody uses any more; called without the lock. */
 static void conn_destroy(struct vc_conn *c)
 {
-    vs_ctx_free(c->sync);
+    if (c->attached && c->owner->o.attachment.detach)
+        c->owner->o.attachment.detach(c->attached);
     vim_client_free(c->client);
     if (c->ca_path[0])
         unlink(c->ca_path);
@@ -220,9 +221,11 @@ vmop_rc vcenters_get(struct vcenters *v, const struct api_endpoint *ep, const cJ
     rc = vim_client_new(&cfg, &c->client, err);
     if (rc != VMOP_OK)
         goto out;
-    rc = vs_ctx_new(c->client, &v->o.vs, &c->sync, err);
-    if (rc != VMOP_OK)
-        goto out;
+    if (v->o.attachment.attach) {
+        rc = v->o.attachment.attach(c->client, v->o.attachment.arg, &c->attached, err);
+        if (rc != VMOP_OK)
+            goto out;
+    }
 
     pthread_mutex_lock(&v->mu);
     old = find_live(v, ep->name, &i);
@@ -275,9 +278,9 @@ struct vim_client *vc_conn_client(const struct vc_conn *c)
     return c->client;
 }
 
-struct vs_ctx *vc_conn_sync(const struct vc_conn *c)
+void *vc_conn_attached(const struct vc_conn *c)
 {
-    return c->sync;
+    return c->attached;
 }
 
 const char *vc_conn_endpoint(const struct vc_conn *c)

@@ -2,8 +2,8 @@
  *
  * Owns: finding a VM by identity (status.uniqueID, then instance UUID; never by name), turning a
  * vimclient read into the planner's observation, executing plans (plan.h) with vimclient, the
- * image cache used as clone source (imgcache.h), and the lowest host MHz of a placement cluster.
- * Knows nothing of Kubernetes beyond struct rs_desired (resolve.h) and what it returns.
+ * image cache used as clone source (clone_source.h), and the lowest host MHz of a placement
+ * cluster. Knows nothing of Kubernetes beyond struct rs_desired (resolve.h) and what it returns.
  *
  * Crash safety: every VM is created by CloneVM_Task whose clone spec carries
  * config.instanceUuid and extraConfig vmservice.namespacedName and vmop.uid, so a VM exists only
@@ -11,11 +11,11 @@
  * crash at any point followed by vs_apply() again finds and finishes the VM instead of creating a
  * second one.
  *
- * Ownership (operator/ownership.h): a VM found by an identity (status.uniqueID, the instance UUID)
- * is acted on only when own_decide() says it is this resource's (or a legacy VM the resource's
- * status proves vmop made, which first gets the vmop.uid mark). Any other VM is foreign: it is
- * never returned as the observation, never changed, powered or destroyed, and no VM is created
- * in its place (struct vs_foreign says which VM and why). The identity of the resource, the
+ * Ownership (operator/vm/ownership.h): a VM found by an identity (status.uniqueID, the instance
+ * UUID) is acted on only when own_decide() says it is this resource's (or a legacy VM the
+ * resource's status proves vmop made, which first gets the vmop.uid mark). Any other VM is foreign:
+ * it is never returned as the observation, never changed, powered or destroyed, and no VM is
+ * created in its place (struct vs_foreign says which VM and why). The identity of the resource, the
  * binding's datacenter and VM folder come from struct rs_desired (instance_uuid, namespaced_name,
  * resource_uid, datacenter, folder), for observe and delete as for apply.
  *
@@ -56,15 +56,15 @@ struct vs_options {
 };
 
 struct vs_ctx;
-struct ic_cache; /* imgcache.h */
+struct csrc_cache; /* clone_source.h */
 
 /* client is borrowed: it must outlive the context. opts may be NULL (defaults). */
 vmop_rc vs_ctx_new(struct vim_client *client, const struct vs_options *opts,
                    struct vs_ctx **ret_ctx, struct vmop_err *err);
 void vs_ctx_free(struct vs_ctx *ctx); /* NULL is fine */
-/* The context's image cache (borrowed; the collector image_gc.h asks it which templates are in
- * use) and its cache folder option (NULL: each VM's folder). */
-struct ic_cache *vs_images(struct vs_ctx *ctx);
+/* The context's image cache (borrowed; the collector clone_source_gc.h asks it which templates are
+ * in use) and its cache folder option (NULL: each VM's folder). */
+struct csrc_cache *vs_images(struct vs_ctx *ctx);
 const char *vs_cache_folder(const struct vs_ctx *ctx);
 
 /* ---- observation ------------------------------------------------------------------------------

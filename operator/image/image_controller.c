@@ -15,7 +15,7 @@
 #include "api_cond.h"
 #include "catalog.h"
 #include "catalog_vc.h"
-#include "image_gc_scope.h"
+#include "clone_source_gc_scope.h"
 #include "kube_informer.h"
 #include "kube_meta.h"
 #include "vmop_clock.h"
@@ -61,8 +61,8 @@ vmop_rc imgc_new(struct kube_client *kc, struct kube_recorder *rec, struct vcent
         return err ? err->rc : VMOP_E_NOMEM;
     }
     {
-        struct igcs_opts go = {.system_ns = c->system_ns, .grace_s = o ? o->cache_grace_s : 0};
-        if (igcs_new(vcs, vmc, &go, &c->gc, err) != VMOP_OK) {
+        struct csgcs_opts go = {.system_ns = c->system_ns, .grace_s = o ? o->cache_grace_s : 0};
+        if (csgcs_new(vcs, vmc, &go, &c->gc, err) != VMOP_OK) {
             cat_cache_free(c->cache);
             free(c);
             return err ? err->rc : VMOP_E_NOMEM;
@@ -455,7 +455,7 @@ vmop_rc imgc_sync_once(struct imgc *c, struct vmop_err *err)
             cat_scan_free(&per[i]);
         free(per);
     }
-    igcs_run(c->gc); /* image cache templates no one can clone from any more */
+    csgcs_run(c->gc); /* image cache templates no one can clone from any more */
     rc = first;
 out:
     if (rc != VMOP_OK)
@@ -566,7 +566,7 @@ void imgc_free(struct imgc *c)
         return;
     imgc_stop(c);
     cat_cache_free(c->cache);
-    igcs_free(c->gc);
+    csgcs_free(c->gc);
     free(c);
 }
 
@@ -581,5 +581,5 @@ void imgc_metrics(struct imgc *c, struct vbuf *out)
               __atomic_load_n(&c->updates, __ATOMIC_RELAXED));
     vbuf_addf(out, "vmop_image_deletes_total %lu\n",
               __atomic_load_n(&c->deletes, __ATOMIC_RELAXED));
-    igcs_metrics(c->gc, out);
+    csgcs_metrics(c->gc, out);
 }

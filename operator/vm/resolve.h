@@ -20,7 +20,7 @@
  * spec.reserved.resourcePolicyName, spec.crypto, spec.affinity, class devices, instance storage,
  * class configSpec parts, ...), or reason CloudInitRequired when the only ones are guest network
  * settings a VM without a cloud-init bootstrap cannot receive (static addresses, a network's
- * static IPv4 pool: no pool address is then allocated, operator/ippool.h). It never blocks the
+ * static IPv4 pool: no pool address is then allocated, operator/vm/ippool.h). It never blocks the
  * create and does not change Ready: the VM runs without what is listed.
  *
  * Class changes (VM Operator's resize rule): a className change resizes the VM; an edit of the
@@ -88,7 +88,7 @@ struct rs_nic {
     const struct api_vm_nic *spec; /* borrowed from the VM */
     const char *device_type;       /* adapter type from the class configSpec ("VirtualE1000e"),
                                     * by position; NULL: VMXNet3 for new NICs, any type kept */
-    /* static IPv4 pool address (operator/ippool.h), set by the VM controller after resolving;
+    /* static IPv4 pool address (operator/vm/ippool.h), set by the VM controller after resolving;
      * NULL/0 = none. Borrowed. plan.c puts them in the cloud-init network config. */
     const char *pool_cidr, *pool_gateway4;
     const char *const *pool_nameservers;
@@ -141,7 +141,7 @@ struct rs_desired {
     /* identity */
     const char *bios_uuid, *instance_uuid;
     char namespaced_name[2 * API_NAME_MAX]; /* "ns/name": ExtraConfig vmservice.namespacedName */
-    const char *resource_uid; /* metadata.uid: ExtraConfig vmop.uid (operator/ownership.h) */
+    const char *resource_uid; /* metadata.uid: ExtraConfig vmop.uid (operator/vm/ownership.h) */
     /* network */
     struct rs_nic nics[API_VM_MAX_NICS];
     size_t n_nics;

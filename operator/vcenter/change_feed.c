@@ -1,4 +1,4 @@
-/* vcfeed.c: the event-driven vCenter change feed (owner: vcfeed). See vcfeed.h.
+/* change_feed.c: the event-driven vCenter change feed (owner: vcfeed). See change_feed.h.
  *
  * Owns: the per-container worker threads and their watches, the per-container value-hash cache
  * (pure: vcfeed_cache_*), the moref -> vmservice.namespacedName map kept in that cache, the retry
@@ -10,7 +10,7 @@
  * (backoff waits). A worker's cache is touched only by its own thread (and by the code that frees
  * the worker after joining it). Callbacks are called without any lock held.
  */
-#include "vcfeed.h"
+#include "change_feed.h"
 
 #include <errno.h>
 #include <pthread.h>
