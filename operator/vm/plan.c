@@ -34,6 +34,8 @@ enum vm_step vm_step_of_kind(enum pl_kind k)
         return VM_STEP_DESTROY;
     case PL_UPGRADE:
         return VM_STEP_UPGRADE;
+    case PL_RESTART:
+        return VM_STEP_RESTART;
     }
     return VM_STEP_NONE;
 }
@@ -57,6 +59,8 @@ const char *pl_kind_str(enum pl_kind k)
         return "destroy";
     case PL_UPGRADE:
         return "upgrade";
+    case PL_RESTART:
+        return "restart";
     }
     return "?";
 }
@@ -569,7 +573,7 @@ static struct pl_action *add(struct pl_plan *p, enum pl_kind kind, int deferred)
 {
     struct pl_action *a;
     if (p->n >= PL_MAX_ACTIONS)
-        return NULL; /* cannot happen: the longest plan has 7 actions */
+        return NULL; /* cannot happen: the longest plan has 8 actions */
     a = &p->actions[p->n++];
     memset(a, 0, sizeof(*a));
     a->kind = kind;
@@ -582,6 +586,18 @@ static void add_power(struct pl_plan *p, enum pl_kind kind, enum pl_mode mode, i
     struct pl_action *a = add(p, kind, deferred);
     if (a)
         a->mode = mode;
+}
+
+/* A restart is due: asked for, and not marked in vCenter as started (see PL_KEY_LAST_RESTART). */
+static int restart_due(const struct rs_desired *d, const struct pl_obs *o)
+{
+    return d->restart_for && *d->restart_for &&
+           !(o->present && o->restart_marker && !strcmp(o->restart_marker, d->restart_for));
+}
+
+static void add_restart(struct pl_plan *p, const struct rs_desired *d, int deferred)
+{
+    add_power(p, PL_RESTART, pl_mode_from_api(d->restart_mode), deferred);
 }
 
 static void plan_create(const struct pl_input *in, struct pl_plan *p)
@@ -606,9 +622,11 @@ static void plan_create(const struct pl_input *in, struct pl_plan *p)
         if (a)
             a->fields = PL_F_METADATA | (d->userdata ? PL_F_USERDATA : 0);
     }
-    if (d->power == API_POWER_ON || d->power == API_POWER_UNSET)
+    if (d->power == API_POWER_ON || d->power == API_POWER_UNSET) {
         add_power(p, PL_POWER_ON, PL_MODE_HARD, 1);
-    else if (d->power == API_POWER_SUSPENDED)
+        if (restart_due(d, in->obs))
+            add_restart(p, d, 1);
+    } else if (d->power == API_POWER_SUSPENDED)
         p->power_unreachable = 1; /* a new VM is off; off cannot be suspended */
 }
 
@@ -737,6 +755,9 @@ vmop_rc pl_plan(const struct pl_input *in, struct pl_plan *ret, struct vmop_err 
     }
     if (after != PL_CREATE)
         add_power(ret, after, PL_MODE_HARD, (fields & PL_F_NICS) && (d->cloud_init || boot_waits));
+    if ((d->power == API_POWER_ON || d->power == API_POWER_UNSET) && before == PL_CREATE &&
+        restart_due(d, o))
+        add_restart(ret, d, (fields & PL_F_NICS) && (d->cloud_init || boot_waits));
     return VMOP_OK;
 }
 

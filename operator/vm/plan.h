@@ -19,6 +19,9 @@
  *   (device key order) and compared by DV switch UUID + port group key; extra NICs are removed,
  *   missing ones added as VMXNet3. managedBy is {com.vmware.vcenter.wcp, VirtualMachine}, as VM
  *   Operator writes it (tools that honour it treat vmop VMs like VM Service VMs).
+ * Restart (rs_desired.restart_for): a PL_RESTART, last, when the VM is to be powered on, no
+ *   power-off or suspend is planned and the VM's restart marker does not name restart_for yet
+ *   (a VM powered on by this plan is restarted after it, as VM Operator does).
  * Power modes: UNSET is TrySoft (the CRD default). A suspended VM cannot be shut down softly:
  *   Soft leaves it suspended, TrySoft powers it off hard. A powered-off VM cannot be suspended.
  *
@@ -52,9 +55,14 @@
 #define PL_MANAGED_BY_EXT  "com.vmware.vcenter.wcp"
 #define PL_MANAGED_BY_TYPE "VirtualMachine"
 #define PL_KEY_NAMESPACED  "vmservice.namespacedName"
+/* ExtraConfig key that records in vCenter the nextRestartTime a restart was started for (VM
+ * Operator's key). PL_RESTART writes it BEFORE the reset: a crash between the two loses that one
+ * restart instead of restarting twice (at most once), and the status then takes
+ * lastRestartTime from it. */
+#define PL_KEY_LAST_RESTART "vmservice.lastRestartTime"
 
 #define PL_MAX_OBS_NICS 16 /* observed NICs (vSphere allows 10 per VM); vmsync refuses more */
-#define PL_MAX_ACTIONS  8
+#define PL_MAX_ACTIONS  10
 #define PL_MAX_BOOT     16     /* observed bootOrder entries kept */
 #define PL_ALLOC_UNSET  (-2LL) /* as vimclient's VIM_ALLOC_UNSET */
 
@@ -103,8 +111,9 @@ struct pl_obs {
         struct pl_boot_entry order[PL_MAX_BOOT];
         size_t n_order;
     } boot;
-    int disk_key;      /* the boot disk (lowest device key), 0 = none */
-    long long disk_kb; /* its capacity */
+    const char *restart_marker; /* extraConfig PL_KEY_LAST_RESTART, or NULL */
+    int disk_key;               /* the boot disk (lowest device key), 0 = none */
+    long long disk_kb;          /* its capacity */
     const char *(*extra_get)(const void *ud, const char *key); /* extraConfig lookup, or NULL */
     const void *extra_ud;
 };
@@ -130,6 +139,9 @@ enum pl_kind {
     PL_SUSPEND,   /* mode: Hard SuspendVM_Task, Soft StandbyGuest, TrySoft soft then hard */
     PL_DESTROY,
     PL_UPGRADE, /* UpgradeVM_Task to vmx-<hw_version> (the VM is off) */
+    PL_RESTART, /* mark PL_KEY_LAST_RESTART = desired.restart_for, then by mode: Hard
+                 * ResetVM_Task, Soft RebootGuest, TrySoft RebootGuest and ResetVM_Task when
+                 * the guest cannot reboot itself */
 };
 const char *pl_kind_str(enum pl_kind k); /* "create", "reconfigure", "power-on", ... */
 /* The reconcile step (vm_step.h) an action is. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api_quantity.h"
 #include "guestinfo.h"
@@ -1112,6 +1113,10 @@ vmop_rc rs_resolve(const struct rs_inputs *in, struct rs_result *ret, struct vmo
     ret->desired.power_off_mode = vm->power_off_mode;
     ret->desired.suspend_mode = vm->suspend_mode;
     ret->desired.restart_mode = vm->restart_mode;
+    if (nonempty(vm->next_restart_time) && strcasecmp(vm->next_restart_time, "now") &&
+        (!vm->status_last_restart_time ||
+         strcmp(vm->next_restart_time, vm->status_last_restart_time)))
+        ret->desired.restart_for = vm->next_restart_time;
     if (ok && (!nonempty(vm->bios_uuid) || !nonempty(vm->instance_uuid))) {
         cond_add(ret, COND_RECONCILE_READY, 1, API_COND_FALSE, "NotDefaulted",
                  "spec.biosUUID and spec.instanceUUID must be set before the VM is created");

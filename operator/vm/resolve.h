@@ -155,6 +155,11 @@ struct rs_desired {
     /* power */
     enum api_power_state power;
     enum api_power_mode power_off_mode, suspend_mode, restart_mode;
+    /* spec.nextRestartTime when it asks for a restart not done yet (it differs from
+     * status.lastRestartTime; "now" is written as a time before resolving), else NULL. The
+     * planner restarts a VM that is and stays powered on unless vCenter's restart marker
+     * (PL_KEY_LAST_RESTART) already names it. Borrowed from the VM. */
+    const char *restart_for;
     /* configuration beyond sizing; zero values leave what vCenter has */
     const char *guest_id; /* spec.guestID, else the class configSpec guestId */
     int hw_version;       /* spec.minHardwareVersion: at least this hardware version; 0 none */

@@ -1543,75 +1543,6 @@ out:
     return rc;
 }
 
-/* 1 when spec.nextRestartTime asks for a restart not done yet (status.lastRestartTime holds the
- * value of the last one done). */
-/* ExtraConfig key that records, in vCenter, the nextRestartTime a restart was started for (VM
- * Operator's key). It is written BEFORE the reset: a crash between the two loses that one restart
- * instead of restarting twice (at most once), and status.lastRestartTime is then taken from it. */
-#define VMC_LAST_RESTART_KEY "vmservice.lastRestartTime"
-
-static int restart_due(const struct api_vm *vm, const struct vim_vm *obs)
-{
-    const char *next = vm->next_restart_time, *last = vm->status_last_restart_time;
-    const char *marked = obs ? vim_vm_extra_config(obs, VMC_LAST_RESTART_KEY) : NULL;
-    if (!next || !*next || !strcasecmp(next, "now"))
-        return 0;
-    if (marked && !strcmp(marked, next))
-        return 0;
-    return !last || strcmp(next, last) != 0;
-}
-
-/* The restart for nextRestartTime was started (marked in vCenter) but status does not say so yet:
- * a crash came between the two. */
-static int restart_marked_not_recorded(const struct api_vm *vm, const struct vim_vm *obs)
-{
-    const char *next = vm->next_restart_time, *last = vm->status_last_restart_time;
-    const char *marked = obs ? vim_vm_extra_config(obs, VMC_LAST_RESTART_KEY) : NULL;
-    return next && marked && !strcmp(marked, next) && (!last || strcmp(last, next) != 0);
-}
-
-/* Writes the restart marker into the VM's ExtraConfig. */
-static vmop_rc mark_restart(struct vim_client *vc, const struct vim_moref *ref, const char *next,
-                            struct vmop_err *err)
-{
-    struct vim_config_spec *cs = NULL;
-    vmop_rc rc = vim_config_spec_new(&cs);
-    if (rc != VMOP_OK)
-        return vmop_fail(err, rc, "out of memory");
-    rc = vim_cs_extra_config(cs, VMC_LAST_RESTART_KEY, next);
-    if (rc == VMOP_OK)
-        rc = vim_vm_reconfigure(vc, ref, cs, err);
-    else
-        vmop_fail(err, rc, "restart marker '%s' cannot be set", next);
-    vim_config_spec_free(cs);
-    return rc;
-}
-
-/* Restarts a powered-on VM with restartMode: Hard ResetVM_Task, Soft RebootGuest, TrySoft
- * RebootGuest and ResetVM_Task when the guest cannot reboot itself. */
-static vmop_rc do_restart(struct rctx *r, const struct vim_moref *ref, const char **ret_how,
-                          struct vmop_err *err)
-{
-    struct vim_client *vc = vc_conn_client(r->conn);
-    enum pl_mode m = pl_mode_from_api(r->vm->restart_mode);
-    vmop_rc rc = mark_restart(vc, ref, r->vm->next_restart_time, err);
-    if (rc != VMOP_OK)
-        return rc;
-    if (m == PL_MODE_HARD) {
-        *ret_how = "ResetVM_Task";
-        return vim_vm_power(vc, ref, VIM_OP_RESET, err);
-    }
-    rc = vim_vm_power(vc, ref, VIM_OP_REBOOT_GUEST, err);
-    *ret_how = "RebootGuest";
-    if (rc != VMOP_OK && m == PL_MODE_TRYSOFT) {
-        vlog_err(VLOG_INFO, LOGGER, r->key, err, "RebootGuest failed; resetting");
-        vmop_err_clear(err);
-        *ret_how = "ResetVM_Task (RebootGuest failed)";
-        rc = vim_vm_power(vc, ref, VIM_OP_RESET, err);
-    }
-    return rc;
-}
-
 /* status.class.name differs from spec.className (a resize was asked for). */
 static int class_changed(const struct api_vm *vm)
 {
@@ -1723,9 +1654,9 @@ static vmop_rc report_conflict(struct rctx *r, struct st_input *si, const struct
  *   step_defaults   admission defaults and nextRestartTime "now" written into spec
  *   step_resolve    the prerequisites from the caches (resolve.h), static IPv4 pools
  *   step_connect    vCenter, and the sizing that needs the hosts' CPU MHz
- *   step_apply      vmsync makes vCenter match (vmsync.h); its outcome into status input
+ *   step_apply      vmsync makes vCenter match (vmsync.h), restarts included; its outcome
+ *                   into status input
  *   step_events     what was done, as events and log lines
- *   step_restart    nextRestartTime
  *   step_status     the status patch and the resized-class annotation
  *   step_requeue    when to look again
  * A step returns VMOP_OK to go on or the reconcile's result; *stop = 1 ends the reconcile there
@@ -1891,6 +1822,7 @@ static vmop_rc step_apply(struct rctx *r, struct pass *p, int *stop, struct vmop
 {
     struct vs_outcome *out = &p->out;
     struct st_input *si = &p->si;
+    const char *marker;
 
     *stop = 0;
     p->arc = vs_apply(vmc_conn_sync(r->conn), &p->res.desired, r->vm->status_unique_id, out, err);
@@ -1906,6 +1838,12 @@ static vmop_rc step_apply(struct rctx *r, struct pass *p, int *stop, struct vmop
                   : &p->so;
     si->needs_power_cycle = out->needs_power_cycle;
     si->power_unreachable = out->power_unreachable;
+    /* nextRestartTime: restarted now, or marked in vCenter by a restart a crash kept from
+     * being recorded (plan.h PL_KEY_LAST_RESTART) */
+    marker = out->obs.vm ? vim_vm_extra_config(out->obs.vm, PL_KEY_LAST_RESTART) : NULL;
+    if (did(out, VM_STEP_RESTART) ||
+        (r->vm->next_restart_time && marker && !strcmp(marker, r->vm->next_restart_time)))
+        si->last_restart_time = r->vm->next_restart_time;
     if (out->created)
         p->res.desired.class_held = 0; /* a new VM gets the class as it is now */
     pl_fields_str(out->deferred_fields & ~PL_F_HARDWARE, p->pending, sizeof(p->pending));
@@ -1965,6 +1903,11 @@ static vmop_rc step_events(struct rctx *r, struct pass *p, int *stop, struct vmo
         event(r, "Normal", "Suspended", "virtual machine suspended");
     if (did(out, VM_STEP_RECONFIGURE) && !out->created)
         event(r, "Normal", "Reconfigured", "%s", out->done);
+    if (did(out, VM_STEP_RESTART))
+        event(r, "Normal", "Restarted",
+              "virtual machine restarted (%s, restartMode %s) for nextRestartTime %s",
+              out->restart_how, pl_mode_str(pl_mode_from_api(r->vm->restart_mode)),
+              r->vm->next_restart_time);
     if (out->done[0])
         vlog(VLOG_INFO, LOGGER, r->key, "done: %s", out->done);
     if (p->arc == VMOP_OK)
@@ -1978,47 +1921,13 @@ static vmop_rc step_events(struct rctx *r, struct pass *p, int *stop, struct vmo
     /* a storage policy that cannot be satisfied stops the create before it starts */
     event(r, "Warning",
           si->fail_step == VM_STEP_CREATE || si->fail_step == VM_STEP_STORAGE ? "CreateFailed"
+          : si->fail_step == VM_STEP_RESTART                                  ? "RestartFailed"
                                                                               : "ReconcileFailed",
           "%s failed with %s: %s", vm_step_str(si->fail_step), p->reason, si->fail_message);
     vlog_err(VLOG_WARN, LOGGER, r->key, err, "%s failed", vm_step_str(si->fail_step));
     if (write_status(r, si, &e2) != VMOP_OK)
         vlog_err(VLOG_WARN, LOGGER, r->key, &e2, "status not written");
     return p->arc;
-}
-
-/* nextRestartTime: a restart that is due, and one started before a crash, recorded. */
-static vmop_rc step_restart(struct rctx *r, struct pass *p, int *stop, struct vmop_err *err)
-{
-    const struct vs_obs *obs = &p->out.obs;
-    struct st_input *si = &p->si;
-    const char *how = "";
-    vmop_rc rc;
-
-    *stop = 0;
-    if (p->so.present && obs->vm && restart_marked_not_recorded(r->vm, obs->vm))
-        si->last_restart_time = r->vm->next_restart_time; /* started before a crash: record it */
-    if (!(p->so.present && p->so.power == API_POWER_ON && obs->vm && restart_due(r->vm, obs->vm)))
-        return VMOP_OK;
-    rc = do_restart(r, &obs->vm->ref, &how, err);
-    if (rc != VMOP_OK) {
-        struct vmop_err e2 = {0};
-        *stop = 1;
-        st_reason_for(rc, err->fault, p->reason, sizeof(p->reason));
-        si->kind = ST_FAILED;
-        si->fail_step = VM_STEP_RESTART;
-        si->fail_reason = p->reason;
-        si->fail_message = err->msg;
-        event(r, "Warning", "RestartFailed", "restart failed with %s: %s", p->reason, err->msg);
-        if (write_status(r, si, &e2) != VMOP_OK)
-            vlog_err(VLOG_WARN, LOGGER, r->key, &e2, "status not written");
-        return rc;
-    }
-    si->last_restart_time = r->vm->next_restart_time;
-    event(r, "Normal", "Restarted",
-          "virtual machine restarted (%s, restartMode %s) for nextRestartTime %s", how,
-          pl_mode_str(pl_mode_from_api(r->vm->restart_mode)), r->vm->next_restart_time);
-    vlog(VLOG_INFO, LOGGER, r->key, "restarted (%s)", how);
-    return VMOP_OK;
 }
 
 /* The status patch, then the class version that sized the VM. */
@@ -2059,7 +1968,10 @@ static void step_requeue(struct rctx *r, const struct pass *p)
 static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
 {
     static vmop_rc (*const steps[])(struct rctx *, struct pass *, int *, struct vmop_err *) = {
-        step_resolve, step_connect, step_apply, step_events, step_restart,
+        step_resolve,
+        step_connect,
+        step_apply,
+        step_events,
     };
     struct pass p;
     int stop = 0;

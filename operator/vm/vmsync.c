@@ -733,6 +733,7 @@ static void obs_config(const struct vim_vm *vm, int hw_version, struct pl_obs *r
     ret->disk_key = disk ? disk->key : 0;
     ret->disk_kb = disk ? disk->capacity_kb : 0;
     ret->extra_get = extra_get;
+    ret->restart_marker = vim_vm_extra_config(vm, PL_KEY_LAST_RESTART);
     ret->extra_ud = vm;
 }
 
@@ -1173,6 +1174,39 @@ static vmop_rc do_power(struct vs_ctx *ctx, const struct vim_moref *vm, const st
     return power_hard(ctx, vm, hard, err);
 }
 
+/* Writes the restart marker (PL_KEY_LAST_RESTART = d->restart_for), then restarts by mode (plan.h
+ * PL_RESTART). *ret_how: what ran, for events. */
+static vmop_rc do_restart(struct vs_ctx *ctx, const struct rs_desired *d,
+                          const struct vim_moref *vm, const struct pl_action *a,
+                          const char **ret_how, struct vmop_err *err)
+{
+    struct vim_config_spec *cs = NULL;
+    vmop_rc rc = vim_config_spec_new(&cs);
+    if (rc)
+        return vmop_fail(err, rc, "out of memory");
+    rc = vim_cs_extra_config(cs, PL_KEY_LAST_RESTART, d->restart_for);
+    if (rc)
+        rc = vmop_fail(err, rc, "restart marker '%s' cannot be set", d->restart_for);
+    else
+        rc = vim_vm_reconfigure(ctx->client, vm, cs, err);
+    vim_config_spec_free(cs);
+    if (rc)
+        return rc;
+    if (a->mode == PL_MODE_HARD) {
+        *ret_how = "ResetVM_Task";
+        return vim_vm_power(ctx->client, vm, VIM_OP_RESET, err);
+    }
+    *ret_how = "RebootGuest";
+    rc = vim_vm_power(ctx->client, vm, VIM_OP_REBOOT_GUEST, err);
+    if (rc && a->mode == PL_MODE_TRYSOFT && rc != VMOP_E_TRANSPORT && rc != VMOP_E_AUTH &&
+        rc != VMOP_E_NOT_FOUND) {
+        vmop_err_clear(err); /* the guest cannot reboot itself (no tools): reset */
+        *ret_how = "ResetVM_Task (RebootGuest failed)";
+        rc = vim_vm_power(ctx->client, vm, VIM_OP_RESET, err);
+    }
+    return rc;
+}
+
 /* ---- apply ------------------------------------------------------------------------------------
  */
 
@@ -1191,7 +1225,7 @@ static void note_done(struct vs_outcome *o, const struct pl_action *a)
         pl_fields_str(a->fields, fields, sizeof(fields));
     snprintf(o->done + len, sizeof(o->done) - len, "%s%s%s%s%s%s", len ? ", " : "",
              pl_kind_str(a->kind), *fields ? "(" : "", fields, *fields ? ")" : "",
-             a->kind == PL_POWER_OFF || a->kind == PL_SUSPEND
+             a->kind == PL_POWER_OFF || a->kind == PL_SUSPEND || a->kind == PL_RESTART
                  ? (a->mode == PL_MODE_HARD   ? ""
                     : a->mode == PL_MODE_SOFT ? "[Soft]"
                                               : "[TrySoft]")
@@ -1350,6 +1384,9 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
                 break;
             case PL_UPGRADE:
                 rc = do_upgrade(ctx, &ret->obs.vm->ref, a->hw_version, err);
+                break;
+            case PL_RESTART:
+                rc = do_restart(ctx, d, &ret->obs.vm->ref, a, &ret->restart_how, err);
                 break;
             case PL_DESTROY:
             case PL_REOBSERVE:

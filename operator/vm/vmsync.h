@@ -131,6 +131,7 @@ struct vs_outcome {
     int conflict;             /* a foreign VM holds the identity (obs.foreign): nothing was done;
                                * failed_step VM_STEP_OWNERSHIP, fault VS_REASON_CONFLICT */
     int adopted;              /* a legacy VM got its vmop.uid mark (ownership.h) */
+    const char *restart_how;  /* VM_STEP_RESTART done: "ResetVM_Task", "RebootGuest", ... */
     unsigned did;             /* VM_DID(step) of every action done (vm_step.h): what callers test */
     char done[VS_DONE_MAX];   /* the same for people (events, logs): "create,
                                * reconfigure(numCPUs), power-on"; "" when nothing. Never parsed. */

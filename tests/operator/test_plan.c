@@ -515,6 +515,84 @@ START_TEST(delete_plans)
 }
 END_TEST
 
+/* nextRestartTime (rs_desired.restart_for): a PL_RESTART last, with restartMode, while the VM is
+ * and stays on; never twice for the same time (the marker vCenter keeps); not while it is powered
+ * off or suspended; after the power-on of a VM that was off. */
+START_TEST(restart_planned)
+{
+    struct pl_plan p;
+    static const enum pl_kind on_restart[] = {PL_POWER_ON, PL_RESTART};
+    static const enum pl_kind create[] = {PL_CREATE,    PL_REOBSERVE,   PL_RECONFIGURE,
+                                          PL_REOBSERVE, PL_RECONFIGURE, PL_POWER_ON,
+                                          PL_RESTART};
+    F.d.restart_for = "2026-12-02T08:00:00Z";
+    F.d.restart_mode = API_MODE_HARD;
+    plan(&p);
+    ck_assert_uint_eq(p.n, 1);
+    ck_assert_str_eq(pl_kind_str(p.actions[0].kind), "restart");
+    ck_assert_str_eq(pl_mode_str(p.actions[0].mode), "Hard");
+    ck_assert_int_eq(p.actions[0].deferred, 0);
+    pl_plan_free(&p);
+
+    /* unset restartMode is TrySoft, like the other modes */
+    F.d.restart_mode = API_MODE_UNSET;
+    plan(&p);
+    ck_assert_str_eq(pl_mode_str(p.actions[0].mode), "TrySoft");
+    pl_plan_free(&p);
+
+    /* already started for this time (marked before a crash): not again */
+    F.o.restart_marker = "2026-12-02T08:00:00Z";
+    plan(&p);
+    ck_assert_uint_eq(p.n, 0);
+    pl_plan_free(&p);
+    /* a new time: restarted */
+    F.d.restart_for = "2026-12-02T09:00:00Z";
+    plan(&p);
+    ck_assert_uint_eq(p.n, 1);
+    pl_plan_free(&p);
+
+    /* a VM being powered off or suspended is not restarted */
+    F.d.power = API_POWER_OFF;
+    plan(&p);
+    ck_assert_uint_eq(p.n, 1);
+    ck_assert_str_eq(pl_kind_str(p.actions[0].kind), "power-off");
+    pl_plan_free(&p);
+    F.d.power = API_POWER_SUSPENDED;
+    plan(&p);
+    ck_assert_uint_eq(p.n, 1);
+    ck_assert_str_eq(pl_kind_str(p.actions[0].kind), "suspend");
+    pl_plan_free(&p);
+    /* one that stays off neither */
+    F.d.power = API_POWER_OFF;
+    F.o.power = PL_STATE_OFF;
+    plan(&p);
+    ck_assert_uint_eq(p.n, 0);
+    pl_plan_free(&p);
+
+    /* powered on by this plan: the restart comes after the power-on */
+    F.d.power = API_POWER_ON;
+    plan(&p);
+    expect_kinds(&p, 2, on_restart);
+    pl_plan_free(&p);
+
+    /* no restart asked: none */
+    F.d.restart_for = NULL;
+    F.o.power = PL_STATE_ON;
+    plan(&p);
+    ck_assert_uint_eq(p.n, 0);
+    pl_plan_free(&p);
+
+    /* a new VM: after its first power-on, deferred like the rest of the create */
+    F.d.restart_for = "2026-12-02T09:00:00Z";
+    F.o.present = 0;
+    plan(&p);
+    expect_kinds(&p, 7, create);
+    ck_assert_int_eq(p.actions[6].deferred, 1);
+    ck_assert_str_eq(vm_step_str(vm_step_of_kind(PL_RESTART)), "restart");
+    pl_plan_free(&p);
+}
+END_TEST
+
 START_TEST(names)
 {
     char buf[128];
@@ -547,6 +625,7 @@ int main(void)
     tcase_add_test(tc, cpu_change_with_power_transition);
     tcase_add_test(tc, template_refused);
     tcase_add_test(tc, delete_plans);
+    tcase_add_test(tc, restart_planned);
     tcase_add_test(tc, names);
     suite_add_tcase(s, tc);
     return vmop_check_run(s);

@@ -206,6 +206,36 @@ START_TEST(suspended_vm_resolves)
 }
 END_TEST
 
+/* nextRestartTime becomes desired.restart_for until status.lastRestartTime records it; "now"
+ * never reaches the planner (the controller writes it as a time first). */
+START_TEST(restart_asked_until_recorded)
+{
+    struct fx f;
+    cJSON *st;
+    fx_init(&f);
+    fx_all(&f);
+    fx_resolve(&f);
+    ck_assert_ptr_null(f.r.desired.restart_for);
+    cJSON_AddItemToObject(spec(&f), "nextRestartTime", cJSON_CreateString("2026-12-02T08:00:00Z"));
+    cJSON_DeleteItemFromObject(spec(&f), "restartMode");
+    cJSON_AddItemToObject(spec(&f), "restartMode", cJSON_CreateString("Soft"));
+    fx_resolve(&f);
+    ck_assert_str_eq(f.r.desired.restart_for, "2026-12-02T08:00:00Z");
+    ck_assert_int_eq(f.r.desired.restart_mode, API_MODE_SOFT);
+    st = cJSON_AddObjectToObject(f.vm_j, "status");
+    cJSON_AddItemToObject(st, "lastRestartTime", cJSON_CreateString("2026-12-02T07:00:00Z"));
+    fx_resolve(&f);
+    ck_assert_str_eq(f.r.desired.restart_for, "2026-12-02T08:00:00Z");
+    cJSON_ReplaceItemInObject(st, "lastRestartTime", cJSON_CreateString("2026-12-02T08:00:00Z"));
+    fx_resolve(&f);
+    ck_assert_ptr_null(f.r.desired.restart_for);
+    cJSON_ReplaceItemInObject(spec(&f), "nextRestartTime", cJSON_CreateString("now"));
+    fx_resolve(&f);
+    ck_assert_ptr_null(f.r.desired.restart_for);
+    fx_free(&f);
+}
+END_TEST
+
 /* Sizing by the hosts' MHz once vCenter is reached: one resolve, then rs_size(). */
 START_TEST(sized_by_observed_mhz)
 {
@@ -477,6 +507,7 @@ int main(void)
     tcase_add_test(tc, namespace_not_bound);
     tcase_add_test(tc, suspended_vm_resolves);
     tcase_add_test(tc, sized_by_observed_mhz);
+    tcase_add_test(tc, restart_asked_until_recorded);
     tcase_add_test(tc, namespace_bound_twice);
     tcase_add_test(tc, class_problems);
     tcase_add_test(tc, image_problems);
