@@ -339,6 +339,33 @@ static int check_storage(const struct rs_inputs *in, struct rs_result *r)
     return 1;
 }
 
+/* The pool address of interface iface, or NULL. */
+static const struct rs_pool_addr *pool_addr_of(const struct rs_inputs *in, const char *iface)
+{
+    for (size_t i = 0; iface && i < in->n_pool_addrs; i++)
+        if (in->pool_addrs[i].iface && !strcmp(in->pool_addrs[i].iface, iface))
+            return &in->pool_addrs[i];
+    return NULL;
+}
+
+static void set_nic(const struct rs_inputs *in, struct rs_nic *d, const struct api_vm_nic *n,
+                    const char *net, const char *pg)
+{
+    const struct rs_pool_addr *pa = pool_addr_of(in, n->name);
+    d->name = n->name;
+    d->network = net;
+    d->port_group = pg;
+    d->spec = n;
+    if (pa) {
+        d->pool_cidr = pa->cidr;
+        d->pool_gateway4 = nonempty(pa->gateway4) ? pa->gateway4 : NULL;
+        d->pool_nameservers = pa->nameservers;
+        d->n_pool_nameservers = pa->n_nameservers;
+        d->pool_search = pa->search;
+        d->n_pool_search = pa->n_search;
+    }
+}
+
 static int check_network(const struct rs_inputs *in, struct rs_result *r)
 {
     const struct api_vm *vm = in->vm;
@@ -365,11 +392,12 @@ static int check_network(const struct rs_inputs *in, struct rs_result *r)
                      n->name ? n->name : "", vm->namespace_ ? vm->namespace_ : "");
             return 0;
         }
-        r->desired.nics[r->desired.n_nics].name = n->name;
-        r->desired.nics[r->desired.n_nics].network = net;
-        r->desired.nics[r->desired.n_nics].port_group = pg;
-        r->desired.nics[r->desired.n_nics].spec = n;
-        r->desired.n_nics++;
+        set_nic(in, &r->desired.nics[r->desired.n_nics++], n, net, pg);
+    }
+    if (in->pool_reason) {
+        cond_add(r, COND_NETWORK_READY, 1, API_COND_FALSE, in->pool_reason, "%s",
+                 in->pool_message ? in->pool_message : "");
+        return 0;
     }
     cond_true(r, COND_NETWORK_READY);
     return 1;

@@ -88,8 +88,8 @@ struct rs_nic {
     const struct api_vm_nic *spec; /* borrowed from the VM */
     const char *device_type;       /* adapter type from the class configSpec ("VirtualE1000e"),
                                     * by position; NULL: VMXNet3 for new NICs, any type kept */
-    /* static IPv4 pool address (operator/vm/ippool.h), set by the VM controller after resolving;
-     * NULL/0 = none. Borrowed. plan.c puts them in the cloud-init network config. */
+    /* static IPv4 pool address (rs_inputs.pool_addrs of this interface); NULL/0 = none.
+     * Borrowed. plan.c puts them in the cloud-init network config. */
     const char *pool_cidr, *pool_gateway4;
     const char *const *pool_nameservers;
     size_t n_pool_nameservers;
@@ -196,6 +196,18 @@ struct rs_refs {
 };
 void rs_references(const struct api_vm *vm, struct rs_refs *ret_refs);
 
+/* A static IPv4 pool address allocated to one interface (operator/vm/ippool.h), as the
+ * controller read it from the VM's allocation annotation. Every pointer borrowed. */
+struct rs_pool_addr {
+    const char *iface;    /* spec interface name */
+    const char *cidr;     /* "192.168.10.101/24" */
+    const char *gateway4; /* the pool's gateway, NULL if none */
+    const char *const *nameservers;
+    size_t n_nameservers;
+    const char *const *search;
+    size_t n_search;
+};
+
 struct rs_inputs {
     const struct api_vm *vm;           /* defaulted already (UUIDs set) */
     const struct api_binding *binding; /* the namespace's binding, NULL if none */
@@ -212,6 +224,13 @@ struct rs_inputs {
     int64_t min_host_mhz; /* lowest host CPU MHz of the placement cluster, when known; the
                            * controller passes a stand-in and sizes with rs_size() once it has
                            * reached vCenter */
+    /* Static IPv4 pools, allocated by the controller before resolving: the addresses go on the
+     * desired NICs by interface name. pool_reason set: the allocation failed (pool exhausted,
+     * bad annotation) and VirtualMachineNetworkReady is False with that reason and
+     * pool_message. */
+    const struct rs_pool_addr *pool_addrs;
+    size_t n_pool_addrs;
+    const char *pool_reason, *pool_message;
 };
 
 /* Resolves. Returns VMOP_OK whenever it could decide (ret->ready tells whether the VM can be

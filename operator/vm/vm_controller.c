@@ -1368,10 +1368,26 @@ static int did(const struct vs_outcome *out, enum vm_step step)
     return (out->did & VM_DID(step)) != 0;
 }
 
+/* One reconcile's state, threaded through the steps (below). */
+struct pass {
+    const cJSON *obj; /* the VM as the informer holds it */
+    struct rs_inputs in;
+    struct rs_result res;
+    struct st_input si;
+    struct st_obs so;
+    struct vs_outcome out;
+    vmop_rc arc;                                     /* vs_apply's result */
+    struct rs_pool_addr pool_addrs[API_VM_MAX_NICS]; /* in.pool_addrs (step_pools) */
+    char pool_msg[RS_MSG_MAX + VMOP_ERR_MSG_MAX];    /* in.pool_message */
+    char reason[RS_REASON_MAX], probe_msg[256], pending[160], field_note[256];
+};
+
 /* ---- static IPv4 pools (ippool.h) --------------------------------------------------------------
- * Before anything is created in vCenter, every interface on a pool network without an address
- * gets one: reserved in the process-wide registry, then written as an annotation with the VM's
- * resourceVersion; the informer's copy settles the reservation, the VM's deletion releases it.
+ * Before the VM is resolved (and so before anything is created in vCenter), every interface on a
+ * pool network without an address gets one: reserved in the process-wide registry, then written
+ * as an annotation with the VM's resourceVersion; the informer's copy settles the reservation,
+ * the VM's deletion releases it. The addresses, or what went wrong, are resolver inputs
+ * (rs_inputs.pool_addrs, pool_reason).
  */
 
 /* ippool_collect_fn: the addresses the cache shows on scope's network in its namespace. */
@@ -1398,28 +1414,40 @@ static vmop_rc pool_collect(void *arg, const char *scope, struct ippool_set *in_
     return rc;
 }
 
-/* Sets the resolver's VirtualMachineNetworkReady to False (the VM is not created). */
-static void pool_not_ready(struct rs_result *res, const char *reason, const char *msg)
+/* A pool problem for the resolver to report (VirtualMachineNetworkReady False). */
+static void pool_not_ready(struct pass *p, const char *reason, const char *msg)
 {
-    res->ready = 0;
-    for (size_t i = 0; i < res->n_conds; i++) {
-        struct rs_cond *c = &res->conds[i];
-        if (c->type && !strcmp(c->type, COND_NETWORK_READY)) {
-            c->present = 1;
-            c->status = API_COND_FALSE;
-            snprintf(c->reason, sizeof(c->reason), "%s", reason);
-            snprintf(c->message, sizeof(c->message), "%s", msg);
-            return;
-        }
+    p->in.pool_reason = reason;
+    snprintf(p->pool_msg, sizeof(p->pool_msg), "%s", msg);
+    p->in.pool_message = p->pool_msg;
+}
+
+/* The assigned addresses as resolver inputs. */
+static void pool_inputs(struct rctx *r, struct pass *p)
+{
+    p->in.n_pool_addrs = 0;
+    for (size_t k = 0; k < r->n_pool_nics; k++) {
+        const struct ippool_nic *pn = &r->pool_nics[k];
+        struct rs_pool_addr *pa = &p->pool_addrs[p->in.n_pool_addrs];
+        if (pn->state != IPPOOL_NIC_ASSIGNED || !pn->iface || p->in.n_pool_addrs >= API_VM_MAX_NICS)
+            continue;
+        pa->iface = pn->iface;
+        pa->cidr = pn->cidr;
+        pa->gateway4 = pn->gateway4[0] ? pn->gateway4 : NULL;
+        pa->nameservers = pn->nameservers;
+        pa->n_nameservers = pn->n_nameservers;
+        pa->search = pn->search_domains;
+        pa->n_search = pn->n_search_domains;
+        p->in.n_pool_addrs++;
     }
+    p->in.pool_addrs = p->pool_addrs;
 }
 
 /* Ensures the pool allocations. *ret_wrote = 1 when the annotations were just written (the
  * reconcile ends: the update comes back through the informer). With every interface assigned,
  * r->pool_nics holds the addresses for the cloud-init network config. A pool problem (exhausted,
- * bad annotation) is put on res (not ready) and is not an error. */
-static vmop_rc pool_ensure(struct rctx *r, struct rs_result *res, int *ret_wrote,
-                           struct vmop_err *err)
+ * bad annotation) is put on p for the resolver (pool_not_ready) and is not an error. */
+static vmop_rc pool_ensure(struct rctx *r, struct pass *p, int *ret_wrote, struct vmop_err *err)
 {
     const char *keys[API_VM_MAX_NICS], *vals[API_VM_MAX_NICS];
     char valbuf[API_VM_MAX_NICS][IPPOOL_VALUE_MAX];
@@ -1433,7 +1461,7 @@ static vmop_rc pool_ensure(struct rctx *r, struct rs_result *res, int *ret_wrote
         return VMOP_OK;
     rc = ippool_vm_nics(r->vm, r->binding, r->pool_nics, &r->n_pool_nics, err);
     if (rc == VMOP_E_INVALID) {
-        pool_not_ready(res, "InvalidIPAllocation", err->msg);
+        pool_not_ready(p, "InvalidIPAllocation", err->msg);
         vmop_err_clear(err);
         r->n_pool_nics = 0;
         return VMOP_OK;
@@ -1452,7 +1480,7 @@ static vmop_rc pool_ensure(struct rctx *r, struct rs_result *res, int *ret_wrote
         if (rc == VMOP_E_NOT_FOUND && !strcmp(err->fault, IPPOOL_REASON_EXHAUSTED)) {
             char msg[RS_MSG_MAX + VMOP_ERR_MSG_MAX];
             snprintf(msg, sizeof(msg), "network %s: %s", pn->network, err->msg);
-            pool_not_ready(res, IPPOOL_REASON_EXHAUSTED, msg);
+            pool_not_ready(p, IPPOOL_REASON_EXHAUSTED, msg);
             vmop_err_clear(err);
             rc = VMOP_OK;
             goto release;
@@ -1490,25 +1518,6 @@ release:
             ippool_release(r->c->pool, r->pool_nics[i].scope, r->key, r->pool_nics[i].iface);
     r->n_pool_nics = 0;
     return rc;
-}
-
-/* Copies the assigned pool addresses into the desired NICs (by interface name). */
-static void pool_fill(struct rctx *r, struct rs_desired *d)
-{
-    for (size_t i = 0; i < d->n_nics; i++) {
-        for (size_t k = 0; k < r->n_pool_nics; k++) {
-            const struct ippool_nic *pn = &r->pool_nics[k];
-            if (pn->state != IPPOOL_NIC_ASSIGNED || !d->nics[i].name || !pn->iface ||
-                strcmp(d->nics[i].name, pn->iface))
-                continue;
-            d->nics[i].pool_cidr = pn->cidr;
-            d->nics[i].pool_gateway4 = pn->gateway4[0] ? pn->gateway4 : NULL;
-            d->nics[i].pool_nameservers = pn->nameservers;
-            d->nics[i].n_pool_nameservers = pn->n_nameservers;
-            d->nics[i].pool_search = pn->search_domains;
-            d->nics[i].n_pool_search = pn->n_search_domains;
-        }
-    }
 }
 
 /* spec.nextRestartTime "now" becomes the current time in spec (as VM Operator's webhook does), so
@@ -1652,7 +1661,8 @@ static vmop_rc report_conflict(struct rctx *r, struct st_input *si, const struct
  * do_reconcile() runs the steps in order (docs/design.md: resolve -> observe/plan/act -> status):
  *   step_lifecycle  paused, deleting, finalizer
  *   step_defaults   admission defaults and nextRestartTime "now" written into spec
- *   step_resolve    the prerequisites from the caches (resolve.h), static IPv4 pools
+ *   step_pools      static IPv4 pool addresses, allocated and annotated (resolver inputs)
+ *   step_resolve    the prerequisites from the caches (resolve.h)
  *   step_connect    vCenter, and the sizing that needs the hosts' CPU MHz
  *   step_apply      vmsync makes vCenter match (vmsync.h), restarts included; its outcome
  *                   into status input
@@ -1661,16 +1671,6 @@ static vmop_rc report_conflict(struct rctx *r, struct st_input *si, const struct
  *   step_requeue    when to look again
  * A step returns VMOP_OK to go on or the reconcile's result; *stop = 1 ends the reconcile there
  * (with that result). Each step that decides a failure writes the status and logs it once. */
-struct pass {
-    const cJSON *obj; /* the VM as the informer holds it */
-    struct rs_inputs in;
-    struct rs_result res;
-    struct st_input si;
-    struct st_obs so;
-    struct vs_outcome out;
-    vmop_rc arc; /* vs_apply's result */
-    char reason[RS_REASON_MAX], probe_msg[256], pending[160], field_note[256];
-};
 
 static vmop_rc step_lifecycle(struct rctx *r, struct pass *p, int *stop, struct vmop_err *err)
 {
@@ -1732,13 +1732,24 @@ static vmop_rc step_defaults(struct rctx *r, int *stop, struct vmop_err *err)
     return VMOP_OK;
 }
 
+/* Static IPv4 pools: every interface on a pool network has its address, or the reason it has
+ * none, before the resolve; a new allocation is written and the reconcile ends there. */
+static vmop_rc step_pools(struct rctx *r, struct pass *p, int *stop, struct vmop_err *err)
+{
+    int wrote = 0;
+    vmop_rc rc = pool_ensure(r, p, &wrote, err);
+    *stop = rc != VMOP_OK || wrote;
+    if (rc == VMOP_OK)
+        pool_inputs(r, p);
+    return rc;
+}
+
 /* The prerequisites from the caches; a VM that is not ready gets its conditions and stops. */
 static vmop_rc step_resolve(struct rctx *r, struct pass *p, int *stop, struct vmop_err *err)
 {
     const cJSON *cls_j, *img_j = NULL, *sc_j;
     struct rs_refs refs;
     vmop_rc rc;
-    int wrote = 0;
 
     *stop = 1;
     rs_references(r->vm, &refs);
@@ -1772,10 +1783,6 @@ static vmop_rc step_resolve(struct rctx *r, struct pass *p, int *stop, struct vm
         p->si.kind = ST_NOT_READY;
         return write_status(r, &p->si, err);
     }
-    /* static IPv4 pools: allocated and annotated before anything exists in vCenter */
-    rc = pool_ensure(r, &p->res, &wrote, err);
-    if (rc != VMOP_OK || wrote)
-        return rc;
     *stop = 0;
     return VMOP_OK;
 }
@@ -1811,7 +1818,6 @@ static vmop_rc step_connect(struct rctx *r, struct pass *p, int *stop, struct vm
         p->si.kind = ST_NOT_READY;
         return write_status(r, &p->si, err);
     }
-    pool_fill(r, &p->res.desired);
     *stop = 0;
     return VMOP_OK;
 }
@@ -1968,10 +1974,7 @@ static void step_requeue(struct rctx *r, const struct pass *p)
 static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
 {
     static vmop_rc (*const steps[])(struct rctx *, struct pass *, int *, struct vmop_err *) = {
-        step_resolve,
-        step_connect,
-        step_apply,
-        step_events,
+        step_pools, step_resolve, step_connect, step_apply, step_events,
     };
     struct pass p;
     int stop = 0;

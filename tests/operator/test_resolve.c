@@ -236,6 +236,44 @@ START_TEST(restart_asked_until_recorded)
 }
 END_TEST
 
+/* Static IPv4 pool addresses are resolver inputs: they land on the desired NIC of their
+ * interface; a pool problem the controller met is the network condition's reason. */
+START_TEST(pool_addresses_are_inputs)
+{
+    static const char *const ns[] = {"10.0.0.53"};
+    struct rs_pool_addr pa = {.iface = "eth0",
+                              .cidr = "10.20.0.11/24",
+                              .gateway4 = "10.20.0.1",
+                              .nameservers = ns,
+                              .n_nameservers = 1};
+    struct fx f;
+    fx_init(&f);
+    fx_all(&f);
+    fx_resolve(&f);
+    ck_assert_int_eq(f.r.ready, 1);
+    ck_assert_ptr_null(f.r.desired.nics[0].pool_cidr);
+    f.in.pool_addrs = &pa;
+    f.in.n_pool_addrs = 1;
+    fx_resolve(&f);
+    ck_assert_int_eq(f.r.ready, 1);
+    ck_assert_uint_eq(f.r.desired.n_nics, 1);
+    ck_assert_str_eq(f.r.desired.nics[0].pool_cidr, "10.20.0.11/24");
+    ck_assert_str_eq(f.r.desired.nics[0].pool_gateway4, "10.20.0.1");
+    ck_assert_uint_eq(f.r.desired.nics[0].n_pool_nameservers, 1);
+    /* another interface's address is not this one's */
+    pa.iface = "eth1";
+    fx_resolve(&f);
+    ck_assert_ptr_null(f.r.desired.nics[0].pool_cidr);
+    /* exhausted: not ready, with the controller's reason and message */
+    f.in.pool_reason = "IPPoolExhausted";
+    f.in.pool_message = "network tenant-net: no free address in 10.20.0.10-10.20.0.11";
+    fx_resolve(&f);
+    ck_assert_int_eq(f.r.ready, 0);
+    assert_cond(&f.r, COND_NETWORK_READY, API_COND_FALSE, "IPPoolExhausted", "no free address");
+    fx_free(&f);
+}
+END_TEST
+
 /* Sizing by the hosts' MHz once vCenter is reached: one resolve, then rs_size(). */
 START_TEST(sized_by_observed_mhz)
 {
@@ -508,6 +546,7 @@ int main(void)
     tcase_add_test(tc, suspended_vm_resolves);
     tcase_add_test(tc, sized_by_observed_mhz);
     tcase_add_test(tc, restart_asked_until_recorded);
+    tcase_add_test(tc, pool_addresses_are_inputs);
     tcase_add_test(tc, namespace_bound_twice);
     tcase_add_test(tc, class_problems);
     tcase_add_test(tc, image_problems);
