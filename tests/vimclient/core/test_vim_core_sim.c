@@ -4,9 +4,9 @@
  * insecure), call timeouts, RetrievePropertiesEx through a ContainerView, a watch that sees a
  * power change and can be cancelled, and task results and errors.
  *
- * Each TCase starts its own simulator in an unchecked fixture (in the runner process); each test
- * makes its own client. The VMs used: /DC0/vm/DC0_C0_RP0_VM1 is powered off and on by the watch
- * test; the others are only read (or asked for a no-op that fails). */
+ * Each TCase starts its own simulator (simfx_tcase, tests/common/sim_fixture.h: in the runner
+ * process); each test makes its own client. The VMs used: /DC0/vm/DC0_C0_RP0_VM1 is powered off and
+ * on by the watch test; the others are only read (or asked for a no-op that fails). */
 #include <check.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -17,73 +17,13 @@
 
 #include "check_main.h"
 #include "clock.h"
-#include "vcsim_harness.h"
+#include "sim_fixture.h"
 #include "vim_internal.h"
-
-static struct vcsim *sim;
 
 /* Idle time after which the expiry simulator has certainly dropped a session: vcsim checks every
  * SESSION_IDLE_MS and drops sessions idle longer than that, so 2x plus a margin. */
 #define SESSION_IDLE_MS 2000u
 #define EXPIRE_WAIT_MS  (2 * SESSION_IDLE_MS + 300)
-
-static void start_sim(const struct vcsim_opts *opts)
-{
-    sim = vcsim_start_or_exit(opts);
-}
-
-static void stop_sim(void)
-{
-    struct vmop_err err = {0};
-    vcsim_stop(sim, &err);
-    sim = NULL;
-}
-
-static void setup_plain(void)
-{
-    struct vcsim_opts o = {.no_seed = 1, .username = "admin", .password = "Secr3t&<pw>"};
-    start_sim(&o);
-}
-
-static void setup_expiry(void)
-{
-    struct vcsim_opts o = {
-        .no_seed = 1, .no_guest_ip = 1, .session_idle_timeout_ms = SESSION_IDLE_MS};
-    start_sim(&o);
-}
-
-static void setup_tls(void)
-{
-    struct vcsim_opts o = {.no_seed = 1, .no_guest_ip = 1, .tls = 1};
-    start_sim(&o);
-}
-
-static void setup_delay(void)
-{
-    struct vcsim_opts o = {
-        .no_seed = 1, .no_guest_ip = 1, .method_delays = "RetrievePropertiesEx=3000"};
-    start_sim(&o);
-}
-
-static struct vim_client *client_cfg(struct vim_config *cfg)
-{
-    struct vim_client *c = NULL;
-    struct vmop_err err = {0};
-    if (!cfg->url)
-        cfg->url = sim->url;
-    if (!cfg->username)
-        cfg->username = sim->username;
-    if (!cfg->password)
-        cfg->password = sim->password;
-    ck_assert_msg(vim_client_new(cfg, &c, &err) == VMOP_OK, "vim_client_new: %s", err.msg);
-    return c;
-}
-
-static struct vim_client *client(void)
-{
-    struct vim_config cfg = {0};
-    return client_cfg(&cfg);
-}
 
 /* SearchIndex.FindByInventoryPath through the core call (the inventory module is not needed). */
 static struct vim_moref find_path(struct vim_client *c, const char *path)
@@ -137,7 +77,7 @@ static char *vm_name(struct vim_client *c, const struct vim_moref *vm, struct vm
 
 START_TEST(login_ok)
 {
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vmop_err err = {0};
     struct vim_stats st;
 
@@ -165,7 +105,7 @@ END_TEST
 START_TEST(wrong_password)
 {
     struct vim_config cfg = {.password = "not-the-Password"};
-    struct vim_client *c = client_cfg(&cfg);
+    struct vim_client *c = simfx_client(&cfg);
     struct vmop_err err = {0};
     struct vim_stats st;
     long long t0 = vmop_test_now_ms();
@@ -190,7 +130,7 @@ START_TEST(wrong_password)
     vim_client_free(c);
 
     /* the right password with characters that need escaping works */
-    c = client();
+    c = simfx_client(NULL);
     vmop_err_clear(&err);
     ck_assert_msg(vim_login(c, &err) == VMOP_OK, "%s", err.msg);
     vim_client_free(c);
@@ -199,7 +139,7 @@ END_TEST
 
 START_TEST(faults_from_calls)
 {
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vmop_err err = {0};
     struct vim_moref vm = find_path(c, "/DC0/vm/DC0_C0_RP0_VM0"), bad;
 
@@ -238,7 +178,7 @@ END_TEST
 START_TEST(retrieve_via_view)
 {
     static const char *const paths[] = {"name", "runtime.powerState", NULL};
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vmop_err err = {0};
     struct vim_moref dc = find_path(c, "/DC0"), view, empty_folder;
     struct vim_objects o = {0};
@@ -318,7 +258,7 @@ static const struct vim_update *find_update(const struct vim_update_batch *b, co
 START_TEST(watch_power_change_and_cancel)
 {
     static const char *const props[] = {"runtime.powerState", "name", NULL};
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vmop_err err = {0};
     struct vim_moref folder = find_path(c, "/DC0/vm");
     struct vim_moref vm = find_path(c, "/DC0/vm/DC0_C0_RP0_VM1");
@@ -388,7 +328,7 @@ END_TEST
 
 START_TEST(task_result)
 {
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vmop_err err = {0};
     struct vim_moref vm = find_path(c, "/DC0/vm/DC0_H0_VM0"), folder = find_path(c, "/DC0/vm");
     struct vim_moref task, result, bogus;
@@ -432,7 +372,7 @@ END_TEST
 
 START_TEST(relogin_on_fault)
 {
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vmop_err err = {0};
     struct vim_stats st;
     struct vim_moref dc = find_path(c, "/DC0"), view;
@@ -450,7 +390,7 @@ END_TEST
 
 START_TEST(relogin_on_missing_set)
 {
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vmop_err err = {0};
     struct vim_stats st;
     struct vim_moref vm = find_path(c, "/DC0/vm/DC0_C0_RP0_VM0");
@@ -499,7 +439,7 @@ static void *reader(void *p)
 START_TEST(concurrent_relogin_once)
 {
     struct vim_config cfg = {.max_connections = 4};
-    struct vim_client *c = client_cfg(&cfg);
+    struct vim_client *c = simfx_client(&cfg);
     struct vim_moref vm = find_path(c, "/DC0/vm/DC0_C0_RP0_VM0");
     struct thread_arg args[4];
     pthread_t th[4];
@@ -527,7 +467,7 @@ END_TEST
 START_TEST(watch_survives_expiry)
 {
     static const char *const props[] = {"runtime.powerState", NULL};
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vmop_err err = {0};
     struct vim_moref folder = find_path(c, "/DC0/vm");
     struct vim_watch *w = NULL;
@@ -559,7 +499,7 @@ END_TEST
 static vmop_rc tls_login(const char *thumbprint, int insecure, struct vmop_err *err)
 {
     struct vim_config cfg = {.thumbprint = thumbprint, .insecure = insecure};
-    struct vim_client *c = client_cfg(&cfg);
+    struct vim_client *c = simfx_client(&cfg);
     vmop_rc rc = vim_login(c, err);
     vim_client_free(c);
     return rc;
@@ -570,18 +510,19 @@ START_TEST(tls_pinning)
     struct vmop_err err = {0};
     char wrong[128];
 
-    ck_assert(sim->tls);
-    ck_assert_ptr_nonnull(strstr(sim->url, "https://"));
-    ck_assert_int_gt(strlen(sim->thumbprint_sha1), 0);
-    ck_assert_msg(tls_login(sim->thumbprint_sha1, 0, &err) == VMOP_OK, "sha1: %s", err.msg);
-    ck_assert_msg(tls_login(sim->thumbprint_sha256, 0, &err) == VMOP_OK, "sha256: %s", err.msg);
+    ck_assert(simfx_sim->tls);
+    ck_assert_ptr_nonnull(strstr(simfx_sim->url, "https://"));
+    ck_assert_int_gt(strlen(simfx_sim->thumbprint_sha1), 0);
+    ck_assert_msg(tls_login(simfx_sim->thumbprint_sha1, 0, &err) == VMOP_OK, "sha1: %s", err.msg);
+    ck_assert_msg(tls_login(simfx_sim->thumbprint_sha256, 0, &err) == VMOP_OK, "sha256: %s",
+                  err.msg);
 
     /* one bit off */
-    snprintf(wrong, sizeof(wrong), "%s", sim->thumbprint_sha256);
+    snprintf(wrong, sizeof(wrong), "%s", simfx_sim->thumbprint_sha256);
     wrong[0] = wrong[0] == '0' ? '1' : '0';
     ck_assert_int_eq(tls_login(wrong, 0, &err), VMOP_E_TLS);
     vmop_err_clear(&err);
-    snprintf(wrong, sizeof(wrong), "%s", sim->thumbprint_sha1);
+    snprintf(wrong, sizeof(wrong), "%s", simfx_sim->thumbprint_sha1);
     wrong[strlen(wrong) - 1] = wrong[strlen(wrong) - 1] == 'A' ? 'B' : 'A';
     ck_assert_int_eq(tls_login(wrong, 0, &err), VMOP_E_TLS);
 
@@ -601,7 +542,7 @@ END_TEST
 START_TEST(call_timeout)
 {
     struct vim_config cfg = {.timeout_ms = 1000};
-    struct vim_client *c = client_cfg(&cfg);
+    struct vim_client *c = simfx_client(&cfg);
     struct vmop_err err = {0};
     struct vim_moref folder;
     long long t0;
@@ -620,7 +561,7 @@ START_TEST(call_timeout)
 
     /* nothing listening: a transport error, quickly */
     struct vim_config dead = {.url = "http://127.0.0.1:1", .timeout_ms = 2000};
-    c = client_cfg(&dead);
+    c = simfx_client(&dead);
     vmop_err_clear(&err);
     ck_assert_int_eq(vim_login(c, &err), VMOP_E_TRANSPORT);
     ck_assert_ptr_nonnull(strstr(err.msg, "127.0.0.1:1"));
@@ -630,38 +571,34 @@ END_TEST
 
 static Suite *core_sim_suite(void)
 {
+    /* The option structs are read when each TCase starts: static. */
+    static const struct vcsim_opts plain = {
+        .no_seed = 1, .username = "admin", .password = "Secr3t&<pw>"};
+    static const struct vcsim_opts expiry = {
+        .no_seed = 1, .no_guest_ip = 1, .session_idle_timeout_ms = SESSION_IDLE_MS};
+    static const struct vcsim_opts tls = {.no_seed = 1, .no_guest_ip = 1, .tls = 1};
+    static const struct vcsim_opts delay = {
+        .no_seed = 1, .no_guest_ip = 1, .method_delays = "RetrievePropertiesEx=3000"};
     Suite *s = suite_create("vim_core_sim");
-    TCase *tc = tcase_create("plain");
-    tcase_add_unchecked_fixture(tc, setup_plain, stop_sim);
-    tcase_set_timeout(tc, 90);
+    TCase *tc = simfx_tcase(s, "plain", &plain, 90);
     tcase_add_test(tc, login_ok);
     tcase_add_test(tc, wrong_password);
     tcase_add_test(tc, faults_from_calls);
     tcase_add_test(tc, retrieve_via_view);
     tcase_add_test(tc, watch_power_change_and_cancel);
     tcase_add_test(tc, task_result);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("expiry");
-    tcase_add_unchecked_fixture(tc, setup_expiry, stop_sim);
-    tcase_set_timeout(tc, 90);
+    tc = simfx_tcase(s, "expiry", &expiry, 90);
     tcase_add_test(tc, relogin_on_fault);
     tcase_add_test(tc, relogin_on_missing_set);
     tcase_add_test(tc, concurrent_relogin_once);
     tcase_add_test(tc, watch_survives_expiry);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("tls");
-    tcase_add_unchecked_fixture(tc, setup_tls, stop_sim);
-    tcase_set_timeout(tc, 90);
+    tc = simfx_tcase(s, "tls", &tls, 90);
     tcase_add_test(tc, tls_pinning);
-    suite_add_tcase(s, tc);
 
-    tc = tcase_create("timeout");
-    tcase_add_unchecked_fixture(tc, setup_delay, stop_sim);
-    tcase_set_timeout(tc, 90);
+    tc = simfx_tcase(s, "timeout", &delay, 90);
     tcase_add_test(tc, call_timeout);
-    suite_add_tcase(s, tc);
     return s;
 }
 

@@ -1,5 +1,6 @@
 /* test_vim_pbm_sim.c: vim_pbm.c against the vCenter simulator with govmomi's PBM simulator
- * (suite integration). One simulator per run (unchecked fixture); every test makes its own client.
+ * (suite integration). One simulator per run (tests/common/sim_fixture.h); every test makes its own
+ * client.
  * Covers: PbmRetrieveServiceContent (after a vim25 login, with the session cookie and header),
  * PbmRetrieveContent of the simulator's "vSAN Default Storage Policy" and of an unknown ID
  * (VMOP_E_NOT_FOUND), PbmCheckRequirements over the cluster's datastores, the cluster's datastore
@@ -13,43 +14,11 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "vcsim_harness.h"
+#include "sim_fixture.h"
 #include "vim_internal.h"
 
 #define POLICY      "aa6d5a82-1c88-45da-85d3-3d74b91a5bad"
 #define POLICY_NAME "vSAN Default Storage Policy"
-
-static struct vcsim *sim;
-
-static void sim_setup(void)
-{
-    struct vcsim_opts o = {0};
-    sim = vcsim_start_or_exit(&o);
-}
-
-static void sim_teardown(void)
-{
-    vcsim_stop(sim, NULL);
-    sim = NULL;
-}
-
-static struct vim_client *client(void)
-{
-    struct vim_config cfg = {
-        .url = sim->url, .username = sim->username, .password = sim->password, .timeout_ms = 30000};
-    struct vim_client *c = NULL;
-    struct vmop_err err = {0};
-    ck_assert_msg(vim_client_new(&cfg, &c, &err) == VMOP_OK, "client: %s", err.msg);
-    return c;
-}
-
-static struct vim_moref find(struct vim_client *c, const char *path, const char *type)
-{
-    struct vim_moref ref;
-    struct vmop_err err = {0};
-    ck_assert_msg(vim_find_by_path(c, path, type, &ref, &err) == VMOP_OK, "%s: %s", path, err.msg);
-    return ref;
-}
 
 static struct vim_pbm *pbm(struct vim_client *c)
 {
@@ -62,7 +31,7 @@ static struct vim_pbm *pbm(struct vim_client *c)
 
 START_TEST(test_profile_known_unknown)
 {
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vim_pbm *p = pbm(c);
     struct vim_pbm_profile *prof = NULL;
     struct vmop_err err = {0};
@@ -88,10 +57,10 @@ END_TEST
 
 START_TEST(test_check_requirements)
 {
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vim_pbm *p = pbm(c);
-    struct vim_moref cluster = find(c, sim->cluster, NULL);
-    struct vim_moref ds = find(c, sim->datastore, "Datastore");
+    struct vim_moref cluster = simfx_find(c, simfx_sim->cluster, NULL);
+    struct vim_moref ds = simfx_find(c, simfx_sim->datastore, "Datastore");
     struct vim_moref *cands = NULL, *compat = NULL;
     size_t n_cands = 0, n_compat = 0;
     int found = 0;
@@ -127,7 +96,7 @@ END_TEST
 /* A session that died (logged out) is re-established for PBM calls too. */
 START_TEST(test_relogin)
 {
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vim_pbm *p = pbm(c);
     struct vim_pbm_profile *prof = NULL;
     struct vim_stats st0, st1;
@@ -154,10 +123,10 @@ END_TEST
 
 START_TEST(test_clone_with_profile)
 {
-    struct vim_client *c = client();
-    struct vim_moref folder = find(c, sim->folder, "Folder");
-    struct vim_moref pool = find(c, sim->resource_pool, "ResourcePool");
-    struct vim_moref ds = find(c, sim->datastore, "Datastore");
+    struct vim_client *c = simfx_client(NULL);
+    struct vim_moref folder = simfx_find(c, simfx_sim->folder, "Folder");
+    struct vim_moref pool = simfx_find(c, simfx_sim->resource_pool, "ResourcePool");
+    struct vim_moref ds = simfx_find(c, simfx_sim->datastore, "Datastore");
     struct vim_entity_list vms = {0};
     struct vim_moref src = {{0}}, vm;
     struct vim_vm *v = NULL;
@@ -188,15 +157,12 @@ END_TEST
 static Suite *pbm_sim_suite(void)
 {
     Suite *s = suite_create("vim_pbm_sim");
-    TCase *tc = tcase_create("sim");
+    TCase *tc = simfx_tcase(s, "sim", NULL, 120);
 
-    tcase_add_unchecked_fixture(tc, sim_setup, sim_teardown);
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_profile_known_unknown);
     tcase_add_test(tc, test_check_requirements);
     tcase_add_test(tc, test_relogin);
     tcase_add_test(tc, test_clone_with_profile);
-    suite_add_tcase(s, tc);
     return s;
 }
 

@@ -4,8 +4,8 @@
  * and VM-template item and reading the VMs back over SOAP, clear errors for a bad pool and unknown
  * ids, and REST session expiry with a transparent re-login (one login for concurrent callers).
  *
- * One simulator serves the whole file (started in main, before Check forks each test); the expiry
- * tests start their own with a short idle timeout. */
+ * One simulator serves the library tests (tests/common/sim_fixture.h: started before Check forks
+ * them); the expiry tests start their own with a short idle timeout. */
 #include <check.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,11 +14,9 @@
 #include <time.h>
 
 #include "check_main.h"
-#include "vcsim_harness.h"
+#include "sim_fixture.h"
 #include "vim_internal.h" /* vim_rest_logout */
 #include "vimclient.h"
-
-static struct vcsim *sim; /* read-only after main() started it */
 
 static const struct vcsim_item *item_of_type(const struct vcsim *s, const char *type,
                                              const struct vcsim_library **ret_lib)
@@ -33,40 +31,24 @@ static const struct vcsim_item *item_of_type(const struct vcsim *s, const char *
     return NULL;
 }
 
-static struct vim_client *client_for(const struct vcsim *s)
-{
-    struct vim_config cfg = {
-        .url = s->url,
-        .username = s->username,
-        .password = s->password,
-        .timeout_ms = 30000,
-    };
-    struct vim_client *c = NULL;
-    struct vmop_err err = {0};
-    ck_assert_msg(vim_client_new(&cfg, &c, &err) == VMOP_OK, "client: %s", err.msg);
-    return c;
-}
-
-#define CK_OK(call, err) ck_assert_msg((call) == VMOP_OK, "%s: %s", #call, (err).msg)
-
 START_TEST(list_libraries)
 {
-    struct vim_client *c = client_for(sim);
+    struct vim_client *c = simfx_client(NULL);
     struct vim_library_list list = {0};
     struct vmop_err err = {0};
     size_t found = 0;
 
     CK_OK(vim_library_list(c, &list, &err), err);
-    ck_assert_uint_ge(list.n, sim->n_libraries);
-    for (size_t i = 0; i < sim->n_libraries; i++)
+    ck_assert_uint_ge(list.n, simfx_sim->n_libraries);
+    for (size_t i = 0; i < simfx_sim->n_libraries; i++)
         for (size_t k = 0; k < list.n; k++)
-            if (!strcmp(list.items[k].id, sim->libraries[i].id)) {
-                ck_assert_str_eq(list.items[k].name, sim->libraries[i].name);
+            if (!strcmp(list.items[k].id, simfx_sim->libraries[i].id)) {
+                ck_assert_str_eq(list.items[k].name, simfx_sim->libraries[i].name);
                 ck_assert_ptr_nonnull(list.items[k].type);
                 ck_assert_str_eq(list.items[k].type, "LOCAL");
                 found++;
             }
-    ck_assert_uint_eq(found, sim->n_libraries);
+    ck_assert_uint_eq(found, simfx_sim->n_libraries);
     vim_library_list_free(&list);
     vim_library_list_free(&list); /* a freed list is empty and can be freed again */
     vim_client_free(c);
@@ -75,18 +57,18 @@ END_TEST
 
 START_TEST(find_library_exact_name)
 {
-    struct vim_client *c = client_for(sim);
+    struct vim_client *c = simfx_client(NULL);
     struct vmop_err err = {0};
     char *id = NULL, upper[128];
 
-    ck_assert_uint_ge(sim->n_libraries, 1);
-    CK_OK(vim_library_find(c, sim->libraries[0].name, &id, &err), err);
-    ck_assert_str_eq(id, sim->libraries[0].id);
+    ck_assert_uint_ge(simfx_sim->n_libraries, 1);
+    CK_OK(vim_library_find(c, simfx_sim->libraries[0].name, &id, &err), err);
+    ck_assert_str_eq(id, simfx_sim->libraries[0].id);
     free(id);
     id = NULL;
 
     /* The server's find is case-insensitive; vimclient wants the exact name. */
-    snprintf(upper, sizeof(upper), "%s", sim->libraries[0].name);
+    snprintf(upper, sizeof(upper), "%s", simfx_sim->libraries[0].name);
     for (char *p = upper; *p; p++)
         if (*p >= 'a' && *p <= 'z')
             *p = (char)(*p - 'a' + 'A');
@@ -101,11 +83,11 @@ END_TEST
 
 START_TEST(list_items_with_types)
 {
-    struct vim_client *c = client_for(sim);
+    struct vim_client *c = simfx_client(NULL);
     struct vim_library_item_list list = {0};
     struct vmop_err err = {0};
     const struct vcsim_library *lib = NULL;
-    const struct vcsim_item *ovf = item_of_type(sim, "ovf", &lib);
+    const struct vcsim_item *ovf = item_of_type(simfx_sim, "ovf", &lib);
     int seen_ovf = 0, seen_tmpl = 0;
 
     ck_assert_ptr_nonnull(ovf);
@@ -140,11 +122,11 @@ END_TEST
 
 START_TEST(item_details)
 {
-    struct vim_client *c = client_for(sim);
+    struct vim_client *c = simfx_client(NULL);
     struct vim_library_item *it = NULL;
     struct vmop_err err = {0};
     const struct vcsim_library *lib = NULL;
-    const struct vcsim_item *ovf = item_of_type(sim, "ovf", &lib);
+    const struct vcsim_item *ovf = item_of_type(simfx_sim, "ovf", &lib);
 
     CK_OK(vim_library_item_get(c, ovf->id, &it, &err), err);
     ck_assert_str_eq(it->id, ovf->id);
@@ -174,10 +156,10 @@ struct placement {
 static void placement_get(struct vim_client *c, struct placement *p)
 {
     struct vmop_err err = {0};
-    CK_OK(vim_find_by_path(c, sim->resource_pool, "ResourcePool", &p->pool, &err), err);
-    CK_OK(vim_find_by_path(c, sim->folder, "Folder", &p->folder, &err), err);
-    ck_assert_uint_ge(sim->n_portgroups, 1);
-    CK_OK(vim_network_lookup(c, NULL, sim->portgroups[0], &p->dvpg, &err), err);
+    CK_OK(vim_find_by_path(c, simfx_sim->resource_pool, "ResourcePool", &p->pool, &err), err);
+    CK_OK(vim_find_by_path(c, simfx_sim->folder, "Folder", &p->folder, &err), err);
+    ck_assert_uint_ge(simfx_sim->n_portgroups, 1);
+    CK_OK(vim_network_lookup(c, NULL, simfx_sim->portgroups[0], &p->dvpg, &err), err);
     ck_assert(p->dvpg->is_dvpg);
 }
 
@@ -191,8 +173,8 @@ static void destroy_vm(struct vim_client *c, const struct vim_moref *vm)
 
 START_TEST(deploy_ovf)
 {
-    struct vim_client *c = client_for(sim);
-    const struct vcsim_item *ovf = item_of_type(sim, "ovf", NULL);
+    struct vim_client *c = simfx_client(NULL);
+    const struct vcsim_item *ovf = item_of_type(simfx_sim, "ovf", NULL);
     struct placement p = {0};
     struct vim_net_mapping map = {.ovf_network = "nic0"};
     struct vim_deploy_spec spec = {
@@ -226,7 +208,7 @@ START_TEST(deploy_ovf)
 
     { /* and it is where we asked for by inventory path */
         char path[512];
-        snprintf(path, sizeof(path), "%s/rest-ovf-1", sim->folder);
+        snprintf(path, sizeof(path), "%s/rest-ovf-1", simfx_sim->folder);
         CK_OK(vim_find_by_path(c, path, "VirtualMachine", &found, &err), err);
         ck_assert(vim_moref_eq(&found, &vm));
     }
@@ -238,8 +220,8 @@ END_TEST
 
 START_TEST(deploy_vm_template)
 {
-    struct vim_client *c = client_for(sim);
-    const struct vcsim_item *tmpl = item_of_type(sim, "vm-template", NULL);
+    struct vim_client *c = simfx_client(NULL);
+    const struct vcsim_item *tmpl = item_of_type(simfx_sim, "vm-template", NULL);
     struct placement p = {0};
     struct vim_deploy_spec spec = {.name = "rest-tmpl-1", .power_on = 1};
     struct vim_net_mapping map = {.ovf_network = "nic0"};
@@ -278,9 +260,9 @@ END_TEST
 
 START_TEST(deploy_errors)
 {
-    struct vim_client *c = client_for(sim);
-    const struct vcsim_item *ovf = item_of_type(sim, "ovf", NULL);
-    const struct vcsim_item *tmpl = item_of_type(sim, "vm-template", NULL);
+    struct vim_client *c = simfx_client(NULL);
+    const struct vcsim_item *ovf = item_of_type(simfx_sim, "ovf", NULL);
+    const struct vcsim_item *tmpl = item_of_type(simfx_sim, "vm-template", NULL);
     struct placement p = {0};
     struct vim_deploy_spec spec = {.name = "rest-bad-1", .resource_pool_id = "resgroup-999999"};
     struct vim_moref vm = {{0}}, found;
@@ -318,7 +300,7 @@ START_TEST(deploy_errors)
 
     /* nothing was created under those names */
     vmop_err_clear(&err);
-    snprintf(path, sizeof(path), "%s/rest-bad-1", sim->folder);
+    snprintf(path, sizeof(path), "%s/rest-bad-1", simfx_sim->folder);
     ck_assert_int_eq(vim_find_by_path(c, path, NULL, &found, &err), VMOP_E_NOT_FOUND);
     vim_network_free(p.dvpg);
     vim_client_free(c);
@@ -342,17 +324,14 @@ static void let_session_expire(void)
 
 static struct vcsim *start_expiring_sim(void)
 {
-    struct vcsim_opts o = {.session_idle_timeout_ms = IDLE_MS, .no_guest_ip = 1};
-    struct vcsim *s = NULL;
-    struct vmop_err err = {0};
-    ck_assert_msg(vcsim_start(&o, &s, &err) == VMOP_OK, "vcsim: %s", err.msg);
-    return s;
+    static const struct vcsim_opts o = {.session_idle_timeout_ms = IDLE_MS, .no_guest_ip = 1};
+    return simfx_start(&o);
 }
 
 START_TEST(session_expiry_relogin)
 {
     struct vcsim *s = start_expiring_sim();
-    struct vim_client *c = client_for(s);
+    struct vim_client *c = simfx_client_of(s, NULL);
     struct vim_library_list list = {0};
     struct vim_stats st0, st1;
     struct vmop_err err = {0};
@@ -403,7 +382,7 @@ static void *worker_run(void *arg)
 START_TEST(session_expiry_concurrent_one_login)
 {
     struct vcsim *s = start_expiring_sim();
-    struct vim_client *c = client_for(s);
+    struct vim_client *c = simfx_client_of(s, NULL);
     struct vim_library_list list = {0};
     struct worker w[4];
     pthread_t t[4];
@@ -433,9 +412,9 @@ END_TEST
 
 static Suite *suite(void)
 {
+    static const struct vcsim_opts opts = {.no_guest_ip = 1};
     Suite *s = suite_create("vim_rest_sim");
-    TCase *t = tcase_create("library");
-    tcase_set_timeout(t, 120);
+    TCase *t = simfx_tcase(s, "library", &opts, 120);
     tcase_add_test(t, list_libraries);
     tcase_add_test(t, find_library_exact_name);
     tcase_add_test(t, list_items_with_types);
@@ -443,7 +422,6 @@ static Suite *suite(void)
     tcase_add_test(t, deploy_ovf);
     tcase_add_test(t, deploy_vm_template);
     tcase_add_test(t, deploy_errors);
-    suite_add_tcase(s, t);
     t = tcase_create("session");
     tcase_set_timeout(t, 120);
     tcase_add_test(t, session_expiry_relogin);
@@ -454,10 +432,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    struct vcsim_opts o = {.no_guest_ip = 1};
-
-    sim = vcsim_start_or_exit(&o);
-    int status = vmop_check_run(suite());
-    vcsim_stop_or_warn(sim);
-    return status;
+    return vmop_check_run(suite());
 }

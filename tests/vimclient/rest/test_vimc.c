@@ -2,7 +2,7 @@
  * find, lib ls / items / deploy (OVF with a network mapping), vm info / power / destroy, usage
  * errors (exit 2), a wrong password (exit 1, a clear message that never shows the password), and
  * guestinfo.* values never printed by `vm info`.
- * vimc's path comes from $VMOP_VIMC; the simulator from the vcsim harness. */
+ * vimc's path comes from $VMOP_VIMC; the simulator from tests/common/sim_fixture.h. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,20 +19,19 @@
 #include "check_main.h"
 #include "clock.h"
 #include "vbuf.h"
-#include "vcsim_harness.h"
+#include "sim_fixture.h"
 #include "vimclient.h"
 
 #define RUN_TIMEOUT_MS 60000
-
-static struct vcsim *sim; /* read-only after main() started it */
 
 struct run {
     int status; /* exit code, or -1 when killed */
     struct vbuf out, err;
 };
 
-/* Runs vimc with argv (NULL-terminated, without argv[0]) and the connection environment for sim,
- * the password replaced by `password` when it is not NULL. Output is captured; bounded in time. */
+/* Runs vimc with argv (NULL-terminated, without argv[0]) and the connection environment for the
+ * simulator, the password replaced by `password` when it is not NULL. Output is captured; bounded
+ * in time. */
 static void run_vimc(struct run *r, const char *password, const char *const *args)
 {
     const char *vimc = getenv("VMOP_VIMC");
@@ -59,9 +58,9 @@ static void run_vimc(struct run *r, const char *password, const char *const *arg
         dup2(devnull, 0);
         dup2(out[1], 1);
         dup2(errp[1], 2);
-        setenv("VIMC_URL", sim->url, 1);
-        setenv("VIMC_USERNAME", sim->username, 1);
-        setenv("VIMC_PASSWORD", password ? password : sim->password, 1);
+        setenv("VIMC_URL", simfx_sim->url, 1);
+        setenv("VIMC_USERNAME", simfx_sim->username, 1);
+        setenv("VIMC_PASSWORD", password ? password : simfx_sim->password, 1);
         unsetenv("VIMC_THUMBPRINT");
         unsetenv("VIMC_CA_FILE");
         unsetenv("VIMC_INSECURE");
@@ -149,17 +148,17 @@ START_TEST(ls_vms_and_find)
     ck_assert_ptr_nonnull(strstr(vbuf_str(&r.out), "ResourcePool:"));
     run_free(&r);
 
-    run_vimc(&r, NULL, ARGS("ls", "ds", sim->datacenter));
+    run_vimc(&r, NULL, ARGS("ls", "ds", simfx_sim->datacenter));
     expect_ok(&r, "ls ds DC");
     ck_assert_ptr_nonnull(strstr(vbuf_str(&r.out), "Datastore:"));
     run_free(&r);
 
-    run_vimc(&r, NULL, ARGS("find", sim->resource_pool));
+    run_vimc(&r, NULL, ARGS("find", simfx_sim->resource_pool));
     expect_ok(&r, "find");
     ck_assert_ptr_nonnull(strstr(vbuf_str(&r.out), "ResourcePool:"));
     run_free(&r);
 
-    snprintf(path, sizeof(path), "%s/no-such-vm", sim->folder);
+    snprintf(path, sizeof(path), "%s/no-such-vm", simfx_sim->folder);
     run_vimc(&r, NULL, ARGS("find", path));
     ck_assert_int_eq(r.status, 1);
     ck_assert_ptr_nonnull(strstr(vbuf_str(&r.err), "vimc: "));
@@ -171,20 +170,20 @@ START_TEST(lib_ls_and_items)
 {
     struct run r;
 
-    ck_assert_uint_ge(sim->n_libraries, 1);
+    ck_assert_uint_ge(simfx_sim->n_libraries, 1);
     run_vimc(&r, NULL, ARGS("lib", "ls"));
     expect_ok(&r, "lib ls");
-    for (size_t i = 0; i < sim->n_libraries; i++) {
-        ck_assert_ptr_nonnull(strstr(vbuf_str(&r.out), sim->libraries[i].name));
-        ck_assert_ptr_nonnull(strstr(vbuf_str(&r.out), sim->libraries[i].id));
+    for (size_t i = 0; i < simfx_sim->n_libraries; i++) {
+        ck_assert_ptr_nonnull(strstr(vbuf_str(&r.out), simfx_sim->libraries[i].name));
+        ck_assert_ptr_nonnull(strstr(vbuf_str(&r.out), simfx_sim->libraries[i].id));
     }
     run_free(&r);
 
-    run_vimc(&r, NULL, ARGS("lib", "items", sim->libraries[0].name));
+    run_vimc(&r, NULL, ARGS("lib", "items", simfx_sim->libraries[0].name));
     expect_ok(&r, "lib items");
-    for (size_t i = 0; i < sim->libraries[0].n_items; i++) {
-        ck_assert_ptr_nonnull(strstr(vbuf_str(&r.out), sim->libraries[0].items[i].name));
-        ck_assert_ptr_nonnull(strstr(vbuf_str(&r.out), sim->libraries[0].items[i].type));
+    for (size_t i = 0; i < simfx_sim->libraries[0].n_items; i++) {
+        ck_assert_ptr_nonnull(strstr(vbuf_str(&r.out), simfx_sim->libraries[0].items[i].name));
+        ck_assert_ptr_nonnull(strstr(vbuf_str(&r.out), simfx_sim->libraries[0].items[i].type));
     }
     run_free(&r);
 
@@ -200,15 +199,11 @@ END_TEST
 /* Sets a guestinfo.* key (user data: vimc must not show its value) and a plain key. */
 static void set_extra_config(const char *vmpath)
 {
-    struct vim_config cfg = {.url = sim->url, .username = sim->username, .password = sim->password};
-    struct vim_client *c = NULL;
+    struct vim_client *c = simfx_client(NULL);
     struct vim_config_spec *spec = NULL;
-    struct vim_moref vm;
+    struct vim_moref vm = simfx_find(c, vmpath, "VirtualMachine");
     struct vmop_err err = {0};
 
-    ck_assert_msg(vim_client_new(&cfg, &c, &err) == VMOP_OK, "%s", err.msg);
-    ck_assert_msg(vim_find_by_path(c, vmpath, "VirtualMachine", &vm, &err) == VMOP_OK, "%s",
-                  err.msg);
     ck_assert_int_eq(vim_config_spec_new(&spec), VMOP_OK);
     ck_assert_int_eq(vim_cs_extra_config(spec, "guestinfo.userdata", USERDATA), VMOP_OK);
     ck_assert_int_eq(vim_cs_extra_config(spec, "vmop.test", "visible"), VMOP_OK);
@@ -220,19 +215,19 @@ static void set_extra_config(const char *vmpath)
 START_TEST(deploy_info_power_destroy)
 {
     const struct vcsim_library *lib = NULL;
-    const struct vcsim_item *ovf = vcsim_find_item(sim, "vmop-tiny-ovf", &lib);
+    const struct vcsim_item *ovf = simfx_item(simfx_sim, "vmop-tiny-ovf", &lib);
     char item[256], net[512], vmpath[512];
     struct run r;
 
-    ck_assert_ptr_nonnull(ovf);
-    ck_assert_uint_ge(sim->n_portgroups, 1);
+    ck_assert_uint_ge(simfx_sim->n_portgroups, 1);
     snprintf(item, sizeof(item), "%s/%s", lib->name, ovf->name);
-    snprintf(net, sizeof(net), "nic0=%s", sim->portgroups[0]);
-    snprintf(vmpath, sizeof(vmpath), "%s/vimc-ovf-1", sim->folder);
+    snprintf(net, sizeof(net), "nic0=%s", simfx_sim->portgroups[0]);
+    snprintf(vmpath, sizeof(vmpath), "%s/vimc-ovf-1", simfx_sim->folder);
 
     run_vimc(&r, NULL,
-             ARGS("lib", "deploy", item, "vimc-ovf-1", "--pool", sim->resource_pool, "--folder",
-                  sim->folder, "--datastore", sim->datastore, "--network", net));
+             ARGS("lib", "deploy", item, "vimc-ovf-1", "--pool", simfx_sim->resource_pool,
+                  "--folder", simfx_sim->folder, "--datastore", simfx_sim->datastore, "--network",
+                  net));
     expect_ok(&r, "lib deploy");
     ck_assert_ptr_nonnull(strstr(vbuf_str(&r.out), "VirtualMachine:vm-"));
     run_free(&r);
@@ -312,25 +307,19 @@ END_TEST
 
 static Suite *suite(void)
 {
+    static const struct vcsim_opts opts = {.no_guest_ip = 1};
     Suite *s = suite_create("vimc");
-    TCase *t = tcase_create("cli");
-    tcase_set_timeout(t, 240);
+    TCase *t = simfx_tcase(s, "cli", &opts, 240);
     tcase_add_test(t, about);
     tcase_add_test(t, ls_vms_and_find);
     tcase_add_test(t, lib_ls_and_items);
     tcase_add_test(t, deploy_info_power_destroy);
     tcase_add_test(t, usage_errors);
     tcase_add_test(t, wrong_password);
-    suite_add_tcase(s, t);
     return s;
 }
 
 int main(void)
 {
-    struct vcsim_opts o = {.no_guest_ip = 1};
-
-    sim = vcsim_start_or_exit(&o);
-    int status = vmop_check_run(suite());
-    vcsim_stop_or_warn(sim);
-    return status;
+    return vmop_check_run(suite());
 }

@@ -1,6 +1,6 @@
 /* test_vim_vm_sim.c: the VM layer against the vCenter simulator (suite integration).
  *
- * One simulator per run (two DV port groups), started by an unchecked fixture; every test makes
+ * One simulator per run (two DV port groups, tests/common/sim_fixture.h); every test makes
  * its own client and, when it changes things, its own clone, so tests do not depend on each other.
  * Covers: inventory lookups (datacenter, cluster, pool, folder, datastore, networks and DVPGs with
  * the switch UUID, not found, wrong type), FindByUuid (BIOS and instance, any case), the lowest
@@ -18,45 +18,10 @@
 
 #include "check_main.h"
 #include "clock.h"
-#include "vcsim_harness.h"
+#include "sim_fixture.h"
 #include "vim_internal.h"
 
 #define SOURCE_VM "DC0_C0_RP0_VM0"
-
-static struct vcsim *sim;
-
-static void sim_setup(void)
-{
-    struct vcsim_opts o = {.portgroups = 2};
-
-    sim = vcsim_start_or_exit(&o);
-}
-
-static void sim_teardown(void)
-{
-    vcsim_stop(sim, NULL);
-    sim = NULL;
-}
-
-static struct vim_client *client(void)
-{
-    struct vim_config cfg = {
-        .url = sim->url, .username = sim->username, .password = sim->password, .timeout_ms = 30000};
-    struct vim_client *c = NULL;
-    struct vmop_err err = {0};
-
-    ck_assert_msg(vim_client_new(&cfg, &c, &err) == VMOP_OK, "client: %s", err.msg);
-    return c;
-}
-
-static struct vim_moref find(struct vim_client *c, const char *path, const char *type)
-{
-    struct vim_moref ref;
-    struct vmop_err err = {0};
-
-    ck_assert_msg(vim_find_by_path(c, path, type, &ref, &err) == VMOP_OK, "%s: %s", path, err.msg);
-    return ref;
-}
 
 static char *join(const char *a, const char *b)
 {
@@ -70,8 +35,8 @@ static char *join(const char *a, const char *b)
 
 static struct vim_moref source_vm(struct vim_client *c)
 {
-    char *path = join(sim->folder, SOURCE_VM);
-    struct vim_moref ref = find(c, path, "VirtualMachine");
+    char *path = join(simfx_sim->folder, SOURCE_VM);
+    struct vim_moref ref = simfx_find(c, path, "VirtualMachine");
 
     free(path);
     return ref;
@@ -81,48 +46,22 @@ static struct vim_moref source_vm(struct vim_client *c)
 static struct vim_moref clone_vm(struct vim_client *c, const char *name,
                                  const struct vim_config_spec *config, int template)
 {
-    struct vim_moref src = source_vm(c), folder = find(c, sim->folder, "Folder");
-    struct vim_moref pool = find(c, sim->resource_pool, "ResourcePool");
-    struct vim_moref ds = find(c, sim->datastore, "Datastore");
-    struct vim_clone_spec cs = {.source = &src,
-                                .folder = &folder,
-                                .name = name,
-                                .pool = &pool,
-                                .datastore = &ds,
-                                .config = config,
-                                .template = template};
-    struct vim_moref vm;
-    struct vmop_err err = {0};
+    char *path = join(simfx_sim->folder, SOURCE_VM);
+    struct vim_moref vm =
+        simfx_clone(c, simfx_sim, path,
+                    (struct vim_clone_spec){.name = name, .config = config, .template = template});
 
-    ck_assert_msg(vim_vm_clone(c, &cs, &vm, &err) == VMOP_OK, "clone %s: %s", name, err.msg);
-    ck_assert_str_eq(vm.type, "VirtualMachine");
-    return vm;
-}
-
-static struct vim_vm *get_vm(struct vim_client *c, const struct vim_moref *ref)
-{
-    struct vim_vm *vm = NULL;
-    struct vmop_err err = {0};
-
-    ck_assert_msg(vim_vm_get(c, ref, &vm, &err) == VMOP_OK, "get %s: %s", ref->value, err.msg);
+    free(path);
     return vm;
 }
 
 static enum vim_power_state power_state(struct vim_client *c, const struct vim_moref *ref)
 {
-    struct vim_vm *vm = get_vm(c, ref);
+    struct vim_vm *vm = simfx_vm_get(c, ref);
     enum vim_power_state s = vm->power_state;
 
     vim_vm_free(vm);
     return s;
-}
-
-static void power(struct vim_client *c, const struct vim_moref *ref, enum vim_power_op op)
-{
-    struct vmop_err err = {0};
-
-    ck_assert_msg(vim_vm_power(c, ref, op, &err) == VMOP_OK, "%s: %s", vim_power_op_method(op),
-                  err.msg);
 }
 
 /* Asserts that op in the VM's current power state fails with the fault InvalidPowerState. */
@@ -139,29 +78,30 @@ static void power_refused(struct vim_client *c, const struct vim_moref *ref, enu
 
 START_TEST(test_find_by_path)
 {
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vim_moref ref, cluster;
     struct vmop_err err = {0};
     char *missing;
 
-    ref = find(c, sim->datacenter, "Datacenter");
+    ref = simfx_find(c, simfx_sim->datacenter, "Datacenter");
     ck_assert_str_eq(ref.type, "Datacenter");
-    cluster = find(c, sim->cluster, "ClusterComputeResource");
+    cluster = simfx_find(c, simfx_sim->cluster, "ClusterComputeResource");
     /* a subtype is accepted where its base type is asked for */
-    ref = find(c, sim->cluster, "ComputeResource");
+    ref = simfx_find(c, simfx_sim->cluster, "ComputeResource");
     ck_assert(vim_moref_eq(&ref, &cluster));
-    ref = find(c, sim->resource_pool, "ResourcePool");
+    ref = simfx_find(c, simfx_sim->resource_pool, "ResourcePool");
     ck_assert_str_eq(ref.type, "ResourcePool");
-    ref = find(c, sim->folder, "Folder");
+    ref = simfx_find(c, simfx_sim->folder, "Folder");
     ck_assert_str_eq(ref.type, "Folder");
-    ref = find(c, sim->datastore, "Datastore");
+    ref = simfx_find(c, simfx_sim->datastore, "Datastore");
     ck_assert_str_eq(ref.type, "Datastore");
-    ref = find(c, sim->datastore, NULL);
+    ref = simfx_find(c, simfx_sim->datastore, NULL);
     ck_assert_str_eq(ref.type, "Datastore");
 
-    ck_assert_int_eq(vim_find_by_path(c, sim->datastore, "Folder", &ref, &err), VMOP_E_INVALID);
+    ck_assert_int_eq(vim_find_by_path(c, simfx_sim->datastore, "Folder", &ref, &err),
+                     VMOP_E_INVALID);
     vmop_err_clear(&err);
-    missing = join(sim->folder, "no such vm");
+    missing = join(simfx_sim->folder, "no such vm");
     ck_assert_int_eq(vim_find_by_path(c, missing, NULL, &ref, &err), VMOP_E_NOT_FOUND);
     ck_assert_ptr_nonnull(strstr(err.msg, "no such vm"));
     free(missing);
@@ -173,33 +113,33 @@ END_TEST
 
 START_TEST(test_network_lookup)
 {
-    struct vim_client *c = client();
-    struct vim_moref dc = find(c, sim->datacenter, "Datacenter");
+    struct vim_client *c = simfx_client(NULL);
+    struct vim_moref dc = simfx_find(c, simfx_sim->datacenter, "Datacenter");
     struct vim_network *net = NULL, *byname = NULL;
     struct vmop_err err = {0};
     const char *name;
 
-    ck_assert_uint_ge(sim->n_portgroups, 2);
-    ck_assert_int_eq(vim_network_lookup(c, NULL, sim->portgroups[0], &net, &err), VMOP_OK);
+    ck_assert_uint_ge(simfx_sim->n_portgroups, 2);
+    ck_assert_int_eq(vim_network_lookup(c, NULL, simfx_sim->portgroups[0], &net, &err), VMOP_OK);
     ck_assert_str_eq(net->ref.type, "DistributedVirtualPortgroup");
     ck_assert_int_eq(net->is_dvpg, 1);
     ck_assert_ptr_nonnull(net->portgroup_key);
     ck_assert_str_eq(net->portgroup_key, net->ref.value); /* vcsim: key = moref value */
-    ck_assert_str_eq(net->switch_uuid, sim->dvs_uuid);
-    name = strrchr(sim->portgroups[0], '/') + 1;
+    ck_assert_str_eq(net->switch_uuid, simfx_sim->dvs_uuid);
+    name = strrchr(simfx_sim->portgroups[0], '/') + 1;
     ck_assert_str_eq(net->name, name);
 
     /* by name inside the datacenter: the same port group */
     ck_assert_int_eq(vim_network_lookup(c, &dc, name, &byname, &err), VMOP_OK);
     ck_assert(vim_moref_eq(&byname->ref, &net->ref));
-    ck_assert_str_eq(byname->switch_uuid, sim->dvs_uuid);
+    ck_assert_str_eq(byname->switch_uuid, simfx_sim->dvs_uuid);
     vim_network_free(byname);
     vim_network_free(net);
     net = NULL;
 
     /* a standard network has no port group key or switch */
-    if (sim->network[0]) {
-        ck_assert_int_eq(vim_network_lookup(c, NULL, sim->network, &net, &err), VMOP_OK);
+    if (simfx_sim->network[0]) {
+        ck_assert_int_eq(vim_network_lookup(c, NULL, simfx_sim->network, &net, &err), VMOP_OK);
         ck_assert_int_eq(net->is_dvpg, 0);
         ck_assert_str_eq(net->ref.type, "Network");
         ck_assert_ptr_null(net->portgroup_key);
@@ -214,7 +154,7 @@ START_TEST(test_network_lookup)
     ck_assert_int_eq(vim_network_lookup(c, NULL, "DC0_DVPG0", &net, &err), VMOP_E_INVALID);
     vmop_err_clear(&err);
     /* a path to something that is not a network */
-    ck_assert_int_eq(vim_network_lookup(c, NULL, sim->datastore, &net, &err), VMOP_E_INVALID);
+    ck_assert_int_eq(vim_network_lookup(c, NULL, simfx_sim->datastore, &net, &err), VMOP_E_INVALID);
     vim_network_free(NULL);
     vim_client_free(c);
 }
@@ -222,9 +162,9 @@ END_TEST
 
 START_TEST(test_find_by_uuid)
 {
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vim_moref src = source_vm(c), ref;
-    struct vim_vm *vm = get_vm(c, &src);
+    struct vim_vm *vm = simfx_vm_get(c, &src);
     struct vmop_err err = {0};
     char upper[64];
 
@@ -260,8 +200,9 @@ END_TEST
 START_TEST(test_cluster_min_mhz)
 {
     static const char *const paths[] = {"summary.hardware.cpuMhz", NULL};
-    struct vim_client *c = client();
-    struct vim_moref cluster = find(c, sim->cluster, NULL), dc = find(c, sim->datacenter, NULL);
+    struct vim_client *c = simfx_client(NULL);
+    struct vim_moref cluster = simfx_find(c, simfx_sim->cluster, NULL),
+                     dc = simfx_find(c, simfx_sim->datacenter, NULL);
     struct vim_entity_list hosts = {0};
     struct vmop_err err = {0};
     int mhz = 0;
@@ -298,8 +239,8 @@ END_TEST
 
 START_TEST(test_list)
 {
-    struct vim_client *c = client();
-    struct vim_moref src = source_vm(c), pool = find(c, sim->resource_pool, NULL);
+    struct vim_client *c = simfx_client(NULL);
+    struct vim_moref src = source_vm(c), pool = simfx_find(c, simfx_sim->resource_pool, NULL);
     struct vim_entity_list all = {0}, in_pool = {0}, ds = {0};
     struct vmop_err err = {0};
     int seen = 0;
@@ -337,10 +278,11 @@ START_TEST(test_clone_with_identity)
 {
     static const char uuid_in[] = "6B1A2C3D-4E5F-4071-8293-A4B5C6D7E8F9";
     static const char uuid[] = "6b1a2c3d-4e5f-4071-8293-a4b5c6d7e8f9";
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vim_config_spec *cs = NULL;
-    struct vim_moref vm, found, folder = find(c, sim->folder, NULL);
-    struct vim_moref pool = find(c, sim->resource_pool, NULL), ds = find(c, sim->datastore, NULL);
+    struct vim_moref vm, found, folder = simfx_find(c, simfx_sim->folder, NULL);
+    struct vim_moref pool = simfx_find(c, simfx_sim->resource_pool, NULL),
+                     ds = simfx_find(c, simfx_sim->datastore, NULL);
     struct vim_vm *v;
     struct vmop_err err = {0};
 
@@ -354,7 +296,7 @@ START_TEST(test_clone_with_identity)
 
     ck_assert_int_eq(vim_find_vm_by_uuid(c, uuid_in, 1, &found, &err), VMOP_OK);
     ck_assert(vim_moref_eq(&found, &vm));
-    v = get_vm(c, &vm);
+    v = simfx_vm_get(c, &vm);
     ck_assert_str_eq(v->name, "vimvm-clone-identity");
     ck_assert_str_eq(v->instance_uuid, uuid);
     ck_assert_str_eq(vim_vm_extra_config(v, "vmservice.namespacedName"), "ns1/web & <1>");
@@ -371,8 +313,8 @@ END_TEST
 
 START_TEST(test_clone_errors)
 {
-    struct vim_client *c = client();
-    struct vim_moref src = source_vm(c), folder = find(c, sim->folder, NULL), bogus, vm;
+    struct vim_client *c = simfx_client(NULL);
+    struct vim_moref src = source_vm(c), folder = simfx_find(c, simfx_sim->folder, NULL), bogus, vm;
     struct vim_clone_spec cs = {.source = &src, .folder = &folder, .name = ""};
     struct vmop_err err = {0};
 
@@ -390,7 +332,7 @@ END_TEST
 START_TEST(test_reconfigure_read_back)
 {
     static const char bios[] = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vim_moref vm = clone_vm(c, "vimvm-reconfig", NULL, 0);
     struct vim_network *pg1 = NULL, *pg0 = NULL;
     struct vim_config_spec *cs = NULL;
@@ -405,9 +347,9 @@ START_TEST(test_reconfigure_read_back)
     struct vmop_err err = {0};
     const char *note = "Owner: <team> & \"ops\" 'x'", *val;
 
-    ck_assert_int_eq(vim_network_lookup(c, NULL, sim->portgroups[1], &pg1, &err), VMOP_OK);
-    ck_assert_int_eq(vim_network_lookup(c, NULL, sim->portgroups[0], &pg0, &err), VMOP_OK);
-    v = get_vm(c, &vm);
+    ck_assert_int_eq(vim_network_lookup(c, NULL, simfx_sim->portgroups[1], &pg1, &err), VMOP_OK);
+    ck_assert_int_eq(vim_network_lookup(c, NULL, simfx_sim->portgroups[0], &pg0, &err), VMOP_OK);
+    v = simfx_vm_get(c, &vm);
     ck_assert_uint_eq(v->n_nics, 1);
     ck_assert_str_eq(v->nics[0].portgroup_key, pg0->portgroup_key);
 
@@ -430,7 +372,7 @@ START_TEST(test_reconfigure_read_back)
     vim_config_spec_free(cs);
     vim_vm_free(v);
 
-    v = get_vm(c, &vm);
+    v = simfx_vm_get(c, &vm);
     ck_assert_int_eq(v->num_cpu, 2);
     ck_assert_int_eq(v->memory_mb, 2048);
     ck_assert_int_eq(v->cpu_alloc.reservation, 1500);
@@ -443,7 +385,7 @@ START_TEST(test_reconfigure_read_back)
     ck_assert_int_eq(v->mem_alloc.shares_level, VIM_SHARES_HIGH);
     ck_assert_uint_eq(v->n_nics, 2);
     for (size_t i = 0; i < v->n_nics; i++) {
-        ck_assert_str_eq(v->nics[i].switch_uuid, sim->dvs_uuid);
+        ck_assert_str_eq(v->nics[i].switch_uuid, simfx_sim->dvs_uuid);
         if (v->nics[i].key == 4000) {
             ck_assert_str_eq(v->nics[i].portgroup_key, pg1->portgroup_key);
             ck_assert_str_eq(v->nics[i].device_type, "VirtualE1000");
@@ -468,7 +410,7 @@ START_TEST(test_reconfigure_read_back)
     ck_assert_int_eq(vim_cs_extra_config(cs, "guestinfo.old", NULL), VMOP_OK);
     ck_assert_msg(vim_vm_reconfigure(c, &vm, cs, &err) == VMOP_OK, "reconfigure: %s", err.msg);
     vim_config_spec_free(cs);
-    v = get_vm(c, &vm);
+    v = simfx_vm_get(c, &vm);
     ck_assert_str_eq(vim_vm_extra_config(v, "guestinfo.metadata"), "bmV3");
     val = vim_vm_extra_config(v, "guestinfo.old");
     ck_assert_msg(val == NULL || *val == '\0', "guestinfo.old still \"%s\"", val);
@@ -479,7 +421,7 @@ START_TEST(test_reconfigure_read_back)
 
     /* a switch UUID that does not exist fails the task with a typed fault */
     ck_assert_int_eq(vim_config_spec_new(&cs), VMOP_OK);
-    v = get_vm(c, &vm);
+    v = simfx_vm_get(c, &vm);
     ck_assert_int_eq(vim_cs_nic_edit_dvpg(cs, &v->nics[0], "00000000-0000-0000-0000-00000000dead",
                                           pg0->portgroup_key),
                      VMOP_OK);
@@ -496,25 +438,17 @@ END_TEST
 
 START_TEST(test_power_cycle)
 {
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vim_moref vm = clone_vm(c, "vimvm-power", NULL, 0);
     struct vmop_err err = {0};
     struct vim_vm *v = NULL;
     long long deadline;
 
     ck_assert_int_eq(power_state(c, &vm), VIM_POWER_OFF);
-    power(c, &vm, VIM_OP_POWER_ON);
+    simfx_power(c, &vm, VIM_OP_POWER_ON);
     ck_assert_int_eq(power_state(c, &vm), VIM_POWER_ON);
     /* the launcher plays the guest: an IP shows up in guest.ipAddress and guest.net */
-    deadline = vmop_test_now_ms() + 20000;
-    for (;;) {
-        v = get_vm(c, &vm);
-        if (v->guest_ip || vmop_test_now_ms() > deadline)
-            break;
-        vim_vm_free(v);
-        nanosleep(&(struct timespec){0, 100 * 1000000}, NULL);
-    }
-    ck_assert_msg(v->guest_ip != NULL, "no guest IP within 20 s");
+    v = simfx_wait_guest_ip(c, &vm, 20000);
     ck_assert_uint_ge(v->n_guest_nics, 1);
     ck_assert_uint_ge(v->guest_nics[0].n_ips, 1);
     ck_assert_str_eq(v->guest_nics[0].ips[0], v->guest_ip);
@@ -524,20 +458,20 @@ START_TEST(test_power_cycle)
     /* the same state again is InvalidPowerState, as a task error */
     power_refused(c, &vm, VIM_OP_POWER_ON);
 
-    power(c, &vm, VIM_OP_SUSPEND);
+    simfx_power(c, &vm, VIM_OP_SUSPEND);
     ck_assert_int_eq(power_state(c, &vm), VIM_POWER_SUSPENDED);
     power_refused(c, &vm, VIM_OP_SUSPEND);
-    power(c, &vm, VIM_OP_POWER_ON);
+    simfx_power(c, &vm, VIM_OP_POWER_ON);
     ck_assert_int_eq(power_state(c, &vm), VIM_POWER_ON);
-    power(c, &vm, VIM_OP_RESET);
+    simfx_power(c, &vm, VIM_OP_RESET);
     ck_assert_int_eq(power_state(c, &vm), VIM_POWER_ON);
-    power(c, &vm, VIM_OP_POWER_OFF);
+    simfx_power(c, &vm, VIM_OP_POWER_OFF);
     ck_assert_int_eq(power_state(c, &vm), VIM_POWER_OFF);
     power_refused(c, &vm, VIM_OP_POWER_OFF);
     /* guest shutdown: not a task; on a powered-off VM a plain fault */
     power_refused(c, &vm, VIM_OP_SHUTDOWN_GUEST);
-    power(c, &vm, VIM_OP_POWER_ON);
-    power(c, &vm, VIM_OP_SHUTDOWN_GUEST);
+    simfx_power(c, &vm, VIM_OP_POWER_ON);
+    simfx_power(c, &vm, VIM_OP_SHUTDOWN_GUEST);
     /* vcsim powers off synchronously; real VC would take a while: poll with a bound */
     deadline = vmop_test_now_ms() + 10000;
     while (power_state(c, &vm) != VIM_POWER_OFF && vmop_test_now_ms() < deadline)
@@ -550,19 +484,19 @@ END_TEST
 
 START_TEST(test_destroy)
 {
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vim_moref vm = clone_vm(c, "vimvm-destroy", NULL, 0);
     struct vmop_err err = {0};
     struct vim_vm *v = NULL;
     char *path;
     struct vim_moref ref;
 
-    power(c, &vm, VIM_OP_POWER_ON);
+    simfx_power(c, &vm, VIM_OP_POWER_ON);
     ck_assert_int_eq(vim_vm_destroy(c, &vm, &err), VMOP_E_FAULT);
     ck_assert_str_eq(err.fault, "InvalidPowerState");
     vmop_err_clear(&err);
     ck_assert_int_eq(power_state(c, &vm), VIM_POWER_ON);
-    power(c, &vm, VIM_OP_POWER_OFF);
+    simfx_power(c, &vm, VIM_OP_POWER_OFF);
     ck_assert_msg(vim_vm_destroy(c, &vm, &err) == VMOP_OK, "destroy: %s", err.msg);
 
     ck_assert_int_eq(vim_vm_get(c, &vm, &v, &err), VMOP_E_NOT_FOUND);
@@ -573,7 +507,7 @@ START_TEST(test_destroy)
     vmop_err_clear(&err);
     ck_assert_int_eq(vim_vm_destroy(c, &vm, &err), VMOP_E_NOT_FOUND);
     vmop_err_clear(&err);
-    path = join(sim->folder, "vimvm-destroy");
+    path = join(simfx_sim->folder, "vimvm-destroy");
     ck_assert_int_eq(vim_find_by_path(c, path, NULL, &ref, &err), VMOP_E_NOT_FOUND);
     free(path);
     vim_client_free(c);
@@ -582,11 +516,11 @@ END_TEST
 
 START_TEST(test_template_mark_as_vm)
 {
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vim_moref tmpl = clone_vm(c, "vimvm-template", NULL, 1);
-    struct vim_moref pool = find(c, sim->resource_pool, NULL);
+    struct vim_moref pool = simfx_find(c, simfx_sim->resource_pool, NULL);
     struct vmop_err err = {0};
-    struct vim_vm *v = get_vm(c, &tmpl);
+    struct vim_vm *v = simfx_vm_get(c, &tmpl);
 
     ck_assert_int_eq(v->template, 1);
     vim_vm_free(v);
@@ -595,11 +529,11 @@ START_TEST(test_template_mark_as_vm)
     ck_assert_str_eq(err.fault, "InvalidState");
     vmop_err_clear(&err);
     ck_assert_msg(vim_vm_mark_as_vm(c, &tmpl, &pool, &err) == VMOP_OK, "mark: %s", err.msg);
-    v = get_vm(c, &tmpl);
+    v = simfx_vm_get(c, &tmpl);
     ck_assert_int_eq(v->template, 0);
     ck_assert(vim_moref_eq(&v->resource_pool, &pool));
     vim_vm_free(v);
-    power(c, &tmpl, VIM_OP_POWER_ON);
+    simfx_power(c, &tmpl, VIM_OP_POWER_ON);
     ck_assert_int_eq(power_state(c, &tmpl), VIM_POWER_ON);
     vim_client_free(c);
 }
@@ -607,7 +541,7 @@ END_TEST
 
 START_TEST(test_get_not_found)
 {
-    struct vim_client *c = client();
+    struct vim_client *c = simfx_client(NULL);
     struct vim_moref ref;
     struct vim_vm *v = NULL;
     struct vmop_err err = {0};
@@ -624,11 +558,10 @@ END_TEST
 
 static Suite *vm_sim_suite(void)
 {
+    static const struct vcsim_opts opts = {.portgroups = 2};
     Suite *s = suite_create("vim_vm_sim");
-    TCase *tc = tcase_create("sim");
+    TCase *tc = simfx_tcase(s, "sim", &opts, 120);
 
-    tcase_add_unchecked_fixture(tc, sim_setup, sim_teardown);
-    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_find_by_path);
     tcase_add_test(tc, test_network_lookup);
     tcase_add_test(tc, test_find_by_uuid);
@@ -641,7 +574,6 @@ static Suite *vm_sim_suite(void)
     tcase_add_test(tc, test_destroy);
     tcase_add_test(tc, test_template_mark_as_vm);
     tcase_add_test(tc, test_get_not_found);
-    suite_add_tcase(s, tc);
     return s;
 }
 
