@@ -655,123 +655,53 @@ vmop_rc metrics_render(struct metrics *m, struct vbuf *out, struct vmop_err *err
     return VMOP_OK;
 }
 
-/* ---- plain lines: numbers other modules write as text --------------------------------------
+/* ---- a module's own numbers -------------------------------------------------------------------
  */
 
-/* Help texts of the plain "name value" lines written after metrics_render() (vmop.c's
- * metrics_cb: vmc_metrics, imgc_metrics, csgcs_metrics and the process totals). A name not listed
- * gets a generic text; its type still follows its name. */
-static const struct {
-    const char *name, *help;
-} plain_help[] = {
-    {"vmop_vcenter_soap_calls_total", "vCenter SOAP calls over every client (retired ones too)."},
-    {"vmop_vcenter_logins_total", "vCenter logins over every client (retired ones too)."},
-    {"vmop_vcenter_clients_built_total",
-     "vCenter clients built (one per endpoint; again when its endpoint or credentials change)."},
-    {"vmop_kube_requests_total", "Kubernetes API requests sent (every attempt counts)."},
-    {"vmop_kube_retries_total", "Kubernetes API requests retried."},
-    {"vmop_process_peak_rss_bytes", "Peak resident set size in bytes (VmHWM)."},
-    {"vmop_vm_reconciles_total", "VirtualMachine reconciles run."},
-    {"vmop_vm_reconcile_failures_total",
-     "VirtualMachine reconciles that ended in an error (retried with backoff)."},
-    {"vmop_vm_status_patches_total", "VirtualMachine status patches written."},
-    {"vmop_vm_creates_total", "VMs created in vCenter."},
-    {"vmop_vm_deletes_total",
-     "VMs of deleted VirtualMachines destroyed in vCenter (or found gone)."},
-    {"vmop_vm_queue_length", "VirtualMachine keys ready in the work queue."},
-    {"vmop_vm_queue_delayed", "VirtualMachine keys waiting for a backoff or requeue-after delay."},
-    {"vmop_vm_cached", "VirtualMachines in the informer cache."},
-    {"vmop_vm_feed_enqueued_total", "VirtualMachine keys queued by the vCenter change feeds."},
-    {"vmop_vm_drift_repaired_total",
-     "Drift set back (PowerStateDrift and ConfigurationDrift events)."},
-    {"vmop_vm_feed_unwatched_endpoints",
-     "VCenterEndpoints in use that get no change feed (over --feed-max-endpoints)."},
-    {"vmop_vm_feed_unwatched_folders",
-     "Bound VM folders no change feed watches (over --feed-max-folders)."},
-    {"vmop_webhook_requests_total", "Admission and conversion reviews answered (any outcome)."},
-    {"vmop_webhook_http_errors_total", "Webhook requests answered with an HTTP 4xx/5xx status."},
-    {"vmop_webhook_timeouts_total", "Webhook connections cut at a deadline."},
-    {"vmop_webhook_cert_reloads_total", "Webhook certificate pairs (re)loaded from files."},
-    {"vmop_webhook_cert_reload_failures_total",
-     "Changed webhook certificate pairs that did not load (the old pair stays)."},
-    {"vmop_webhook_connections", "Webhook connections open now."},
-    {"vmop_image_syncs_total", "Content library sync passes."},
-    {"vmop_image_sync_failures_total", "Content library sync passes with a failure."},
-    {"vmop_image_creates_total", "VirtualMachineImage and ClusterVirtualMachineImage creates."},
-    {"vmop_image_updates_total", "VirtualMachineImage and ClusterVirtualMachineImage updates."},
-    {"vmop_image_deletes_total", "VirtualMachineImage and ClusterVirtualMachineImage deletes."},
-    {"vmop_image_cache_sweeps_total", "Image cache garbage-collection sweeps."},
-    {"vmop_image_cache_templates_collected_total", "Image cache templates destroyed."},
-    {"vmop_image_cache_collect_failures_total",
-     "Image cache templates or folders that could not be collected."},
-    {"vmop_image_cache_sweeps_skipped_total",
-     "Image cache sweeps, or one vCenter's part of one, skipped: a library could not be read."},
-    {"vmop_vmservice_reconciles_total", "VirtualMachineService reconciles finished."},
-    {"vmop_vmservice_reconcile_failures_total",
-     "VirtualMachineService reconciles that ended in an error."},
-    {"vmop_vmservice_writes_total",
-     "Creates and updates of the Services, Endpoints and EndpointSlices VirtualMachineServices "
-     "own."},
+struct plain_set {
+    const struct metrics_plain *defs;
+    size_t n;
+    void *ud;
+    struct metrics_family *f[];
 };
 
-static const char *plain_help_of(const char *name, size_t len)
+static void collect_plain(void *ud, struct metrics *m)
 {
-    for (size_t i = 0; i < sizeof(plain_help) / sizeof(plain_help[0]); i++)
-        if (strlen(plain_help[i].name) == len && !strncmp(plain_help[i].name, name, len))
-            return plain_help[i].help;
-    return "vmop internal number.";
+    struct plain_set *ps = ud;
+    (void)m;
+    for (size_t i = 0; i < ps->n; i++)
+        metrics_set(ps->f[i], NULL, ps->defs[i].read(ps->ud));
 }
 
-vmop_rc metrics_type_plain(struct vbuf *out, size_t from, struct vmop_err *err)
+vmop_rc metrics_add_plain(struct metrics *m, const struct metrics_plain *defs, size_t n, void *ud,
+                          const void *key, struct vmop_err *err)
 {
-    char *tail;
-    size_t n, i = 0;
-    vmop_rc rc;
+    struct plain_set *ps;
+    vmop_rc rc = VMOP_OK;
 
-    if (!out)
-        return vmop_fail(err, VMOP_E_INVALID, "metrics_type_plain: no buffer");
-    rc = vbuf_error(out);
-    if (rc != VMOP_OK)
-        return vmop_fail(err, rc, "metrics text does not fit its buffer (%s)", vmop_rc_str(rc));
-    if (from >= out->len)
-        return VMOP_OK;
-    n = out->len - from;
-    tail = malloc(n + 1);
-    if (!tail)
+    if (!m || (n && !defs))
+        return vmop_fail(err, VMOP_E_INVALID, "metrics_add_plain: missing argument");
+    ps = calloc(1, sizeof(*ps) + n * sizeof(ps->f[0]));
+    if (!ps)
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
-    memcpy(tail, out->data + from, n);
-    tail[n] = '\0';
-    out->len = from;
-    out->data[from] = '\0';
-    while (i < n) {
-        const char *line = tail + i, *nl = memchr(line, '\n', n - i);
-        size_t len = nl ? (size_t)(nl - line) : n - i, name_len = 0;
-        char name[METRICS_MAX_NAME + 1];
-
-        while (name_len < len && line[name_len] != ' ' && line[name_len] != '{')
-            name_len++;
-        /* a sample without labels whose name is valid: typed; anything else as it was */
-        if (name_len > 0 && name_len < len && line[name_len] == ' ' &&
-            name_len <= METRICS_MAX_NAME && line[0] != '#') {
-            int counter;
-            memcpy(name, line, name_len);
-            name[name_len] = '\0';
-            counter = name_len > 6 && !strcmp(name + name_len - 6, "_total");
-            if (valid_name(name, 1)) {
-                vbuf_addf(out, "# HELP %s ", name);
-                add_help(out, plain_help_of(name, name_len));
-                vbuf_addf(out, "\n# TYPE %s %s\n", name, counter ? "counter" : "gauge");
-            }
-        }
-        vbuf_add(out, line, len);
-        vbuf_adds(out, "\n");
-        i += len + 1;
+    ps->defs = defs;
+    ps->n = n;
+    ps->ud = ud;
+    for (size_t i = 0; rc == VMOP_OK && i < n; i++) {
+        size_t len = defs[i].name ? strlen(defs[i].name) : 0;
+        int counter = len > 6 && !strcmp(defs[i].name + len - 6, "_total");
+        if (!defs[i].read)
+            rc = vmop_fail(err, VMOP_E_INVALID, "metrics_add_plain: %s has no reader",
+                           defs[i].name ? defs[i].name : "?");
+        else
+            rc = metrics_register(m, counter ? METRICS_COUNTER : METRICS_GAUGE, defs[i].name,
+                                  defs[i].help, NULL, NULL, 0, &ps->f[i], err);
     }
-    free(tail);
-    rc = vbuf_error(out);
-    if (rc != VMOP_OK)
-        return vmop_fail(err, rc, "metrics text does not fit its buffer (%s)", vmop_rc_str(rc));
-    return VMOP_OK;
+    if (rc == VMOP_OK)
+        rc = metrics_add_collector(m, collect_plain, ps, free, key ? key : ud, err);
+    else
+        free(ps);
+    return rc;
 }
 
 /* ---- /proc ------------------------------------------------------------------------------------

@@ -108,12 +108,18 @@ void metrics_remove_collectors(struct metrics *m, const void *key);
  * own (VMOP_E_TOOBIG / VMOP_E_NOMEM), reported through err. */
 vmop_rc metrics_render(struct metrics *m, struct vbuf *out, struct vmop_err *err);
 
-/* Types the plain lines other modules append after metrics_render() (numbers they keep themselves,
- * written as "name value"): every such line of out from offset from on gets "# HELP" and "# TYPE"
- * lines before it, counter when the name ends in "_total", gauge otherwise (help texts: a table in
- * metrics.c). Comments and lines with labels are kept as they are. The names must not be the
- * registry's (one TYPE line per name). Errors: out's own. */
-vmop_rc metrics_type_plain(struct vbuf *out, size_t from, struct vmop_err *err);
+/* A number a module keeps itself (an atomic total, a queue length) as an unlabelled family of
+ * the registry: one definition each, read at render time by one collector. */
+struct metrics_plain {
+    const char *name; /* a counter when it ends in "_total", else a gauge */
+    const char *help;
+    double (*read)(void *ud);
+};
+/* Registers the families defs[0..n) (defs must outlive m) and one collector that sets them from
+ * read(ud) before each render, with key (NULL: ud) for metrics_remove_collectors(). VMOP_E_EXISTS
+ * when a name is taken. */
+vmop_rc metrics_add_plain(struct metrics *m, const struct metrics_plain *defs, size_t n, void *ud,
+                          const void *key, struct vmop_err *err);
 
 /* Text format helpers (exposed for tests): a value as Prometheus writes it (shortest text that
  * reads back exactly; "+Inf", "-Inf", "NaN"), and a label value escaped (\\, \", \n). */

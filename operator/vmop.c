@@ -117,50 +117,159 @@ static long rss_peak_kb(void)
     return kb;
 }
 
-/* /metrics: the registry (typed families, operator/metrics.h), then the totals the modules keep
- * themselves, typed by metrics_type_plain() (names the registry defines are left to it). */
+/* /metrics: the registry (operator/metrics.h); every module's own numbers are families in it. */
 static void metrics_cb(void *ud, struct vbuf *out)
 {
     struct proc *p = ud;
-    struct vim_stats vs;
     struct vmop_err err = {0};
-    uint64_t clients = 0;
-    size_t plain;
     if (p->metrics && metrics_render(p->metrics, out, &err) != VMOP_OK)
         vlog_err(VLOG_WARN, LOGGER, NULL, &err, "metrics not rendered");
-    plain = out->len;
-    vcenters_stats(p->vcs, &vs, &clients);
-    vbuf_addf(out, "vmop_vcenter_soap_calls_total %llu\n", (unsigned long long)vs.soap_calls);
-    vbuf_addf(out, "vmop_vcenter_logins_total %llu\n", (unsigned long long)vs.logins);
-    vbuf_addf(out, "vmop_vcenter_clients_built_total %llu\n", (unsigned long long)clients);
-    vbuf_addf(out, "vmop_kube_requests_total %lu\n", kube_client_requests(p->kc));
-    vbuf_addf(out, "vmop_kube_retries_total %lu\n", kube_client_retries(p->kc));
-    vbuf_addf(out, "vmop_process_peak_rss_bytes %ld\n", rss_peak_kb() * 1024);
-    if (p->vmc)
-        vmc_metrics(p->vmc, out);
-    if (p->imgc)
-        imgc_metrics(p->imgc, out);
-    if (p->svc) {
-        struct vmsvc_stats ss;
-        vmsvc_get_stats(p->svc, &ss);
-        vbuf_addf(out, "vmop_vmservice_reconciles_total %lu\n", ss.reconciles);
-        vbuf_addf(out, "vmop_vmservice_reconcile_failures_total %lu\n", ss.failures);
-        vbuf_addf(out, "vmop_vmservice_writes_total %lu\n", ss.writes);
-    }
-    if (p->webhook) {
-        struct wh_server_stats ws;
-        wh_server_stats(p->webhook, &ws);
-        vbuf_addf(out, "vmop_webhook_requests_total %lu\n", ws.requests);
-        vbuf_addf(out, "vmop_webhook_http_errors_total %lu\n", ws.http_errors);
-        vbuf_addf(out, "vmop_webhook_timeouts_total %lu\n", ws.timeouts);
-        vbuf_addf(out, "vmop_webhook_cert_reloads_total %lu\n", ws.cert_reloads);
-        vbuf_addf(out, "vmop_webhook_cert_reload_failures_total %lu\n", ws.cert_reload_failures);
-        vbuf_addf(out, "vmop_webhook_connections %u\n", ws.active);
-    }
-    vmop_err_clear(&err);
-    if (metrics_type_plain(out, plain, &err) != VMOP_OK)
-        vlog_err(VLOG_WARN, LOGGER, NULL, &err, "metrics not typed");
 }
+
+/* The process's own numbers: vCenter clients, the Kubernetes client, peak memory, the
+ * VirtualMachineService controller and the webhook server (read when the metrics are rendered;
+ * a module not built reads 0). */
+static double read_soap_calls(void *ud)
+{
+    struct vim_stats vs;
+    uint64_t clients = 0;
+    vcenters_stats(((struct proc *)ud)->vcs, &vs, &clients);
+    return (double)vs.soap_calls;
+}
+
+static double read_logins(void *ud)
+{
+    struct vim_stats vs;
+    uint64_t clients = 0;
+    vcenters_stats(((struct proc *)ud)->vcs, &vs, &clients);
+    return (double)vs.logins;
+}
+
+static double read_clients(void *ud)
+{
+    struct vim_stats vs;
+    uint64_t clients = 0;
+    vcenters_stats(((struct proc *)ud)->vcs, &vs, &clients);
+    return (double)clients;
+}
+
+static double read_kube_requests(void *ud)
+{
+    return (double)kube_client_requests(((struct proc *)ud)->kc);
+}
+
+static double read_kube_retries(void *ud)
+{
+    return (double)kube_client_retries(((struct proc *)ud)->kc);
+}
+
+static double read_peak_rss(void *ud)
+{
+    (void)ud;
+    return (double)rss_peak_kb() * 1024;
+}
+
+static struct vmsvc_stats svc_stats(void *ud)
+{
+    struct vmsvc_stats ss = {0};
+    if (((struct proc *)ud)->svc)
+        vmsvc_get_stats(((struct proc *)ud)->svc, &ss);
+    return ss;
+}
+
+static double read_svc_reconciles(void *ud)
+{
+    return (double)svc_stats(ud).reconciles;
+}
+
+static double read_svc_failures(void *ud)
+{
+    return (double)svc_stats(ud).failures;
+}
+
+static double read_svc_writes(void *ud)
+{
+    return (double)svc_stats(ud).writes;
+}
+
+static struct wh_server_stats wh_stats(void *ud)
+{
+    struct wh_server_stats ws = {0};
+    if (((struct proc *)ud)->webhook)
+        wh_server_stats(((struct proc *)ud)->webhook, &ws);
+    return ws;
+}
+
+static double read_wh_requests(void *ud)
+{
+    return (double)wh_stats(ud).requests;
+}
+
+static double read_wh_http_errors(void *ud)
+{
+    return (double)wh_stats(ud).http_errors;
+}
+
+static double read_wh_timeouts(void *ud)
+{
+    return (double)wh_stats(ud).timeouts;
+}
+
+static double read_wh_reloads(void *ud)
+{
+    return (double)wh_stats(ud).cert_reloads;
+}
+
+static double read_wh_reload_failures(void *ud)
+{
+    return (double)wh_stats(ud).cert_reload_failures;
+}
+
+static double read_wh_connections(void *ud)
+{
+    return (double)wh_stats(ud).active;
+}
+
+static const struct metrics_plain proc_plain[] = {
+    {"vmop_vcenter_soap_calls_total", "vCenter SOAP calls over every client (retired ones too).",
+     read_soap_calls},
+    {"vmop_vcenter_logins_total", "vCenter logins over every client (retired ones too).",
+     read_logins},
+    {"vmop_vcenter_clients_built_total",
+     "vCenter clients built (one per endpoint; again when its endpoint or credentials change).",
+     read_clients},
+    {"vmop_kube_requests_total", "Kubernetes API requests sent (every attempt counts).",
+     read_kube_requests},
+    {"vmop_kube_retries_total", "Kubernetes API requests retried.", read_kube_retries},
+    {"vmop_process_peak_rss_bytes", "Peak resident set size in bytes (VmHWM).", read_peak_rss},
+};
+
+static const struct metrics_plain svc_plain[] = {
+    {"vmop_vmservice_reconciles_total", "VirtualMachineService reconciles finished.",
+     read_svc_reconciles},
+    {"vmop_vmservice_reconcile_failures_total",
+     "VirtualMachineService reconciles that ended in an error.", read_svc_failures},
+    {"vmop_vmservice_writes_total",
+     "Creates and updates of the Services, Endpoints and EndpointSlices VirtualMachineServices "
+     "own.",
+     read_svc_writes},
+};
+
+static const struct metrics_plain wh_plain[] = {
+    {"vmop_webhook_requests_total", "Admission and conversion reviews answered (any outcome).",
+     read_wh_requests},
+    {"vmop_webhook_http_errors_total", "Webhook requests answered with an HTTP 4xx/5xx status.",
+     read_wh_http_errors},
+    {"vmop_webhook_timeouts_total", "Webhook connections cut at a deadline.", read_wh_timeouts},
+    {"vmop_webhook_cert_reloads_total", "Webhook certificate pairs (re)loaded from files.",
+     read_wh_reloads},
+    {"vmop_webhook_cert_reload_failures_total",
+     "Changed webhook certificate pairs that did not load (the old pair stays).",
+     read_wh_reload_failures},
+    {"vmop_webhook_connections", "Webhook connections open now.", read_wh_connections},
+};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static void make_identity(char *buf, size_t n)
 {
@@ -300,6 +409,10 @@ static void proc_shutdown(struct proc *p, const struct vmop_config *cfg, struct 
     strv_free(p->priv_users);
     strv_free(p->priv_groups);
     health_stop(p->health);
+    if (p->metrics) { /* no collector reads what is freed below */
+        metrics_remove_collectors(p->metrics, p->imgc);
+        metrics_remove_collectors(p->metrics, p->vmc);
+    }
     imgc_free(p->imgc);
     vmsvc_free(p->svc);
     vmc_free(p->vmc);
@@ -380,6 +493,12 @@ int vmop_run(const struct vmop_config *cfg)
         if (vmsvc_new(p.kc, &so, &p.svc, &err) != VMOP_OK)
             goto fail;
     }
+    if (metrics_add_plain(p.metrics, proc_plain, N_OF(proc_plain), &p, NULL, &err) != VMOP_OK ||
+        metrics_add_plain(p.metrics, svc_plain, N_OF(svc_plain), &p, NULL, &err) != VMOP_OK ||
+        metrics_add_plain(p.metrics, wh_plain, N_OF(wh_plain), &p, NULL, &err) != VMOP_OK ||
+        vmc_metrics_register(p.vmc, p.metrics, &err) != VMOP_OK ||
+        imgc_metrics_register(p.imgc, p.metrics, &err) != VMOP_OK)
+        goto fail;
     if (vmc_start_informers(p.vmc, &err) != VMOP_OK)
         goto fail;
     if (cfg->health_addr && *cfg->health_addr) {

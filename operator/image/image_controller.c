@@ -570,16 +570,32 @@ void imgc_free(struct imgc *c)
     free(c);
 }
 
-void imgc_metrics(struct imgc *c, struct vbuf *out)
+#define IMGC_ATOMIC(field)                                                                         \
+    static double read_##field(void *ud)                                                           \
+    {                                                                                              \
+        return (double)__atomic_load_n(&((struct imgc *)ud)->field, __ATOMIC_RELAXED);             \
+    }
+IMGC_ATOMIC(syncs)
+IMGC_ATOMIC(failures)
+IMGC_ATOMIC(creates)
+IMGC_ATOMIC(updates)
+IMGC_ATOMIC(deletes)
+
+static const struct metrics_plain imgc_plain[] = {
+    {"vmop_image_syncs_total", "Content library sync passes.", read_syncs},
+    {"vmop_image_sync_failures_total", "Content library sync passes with a failure.",
+     read_failures},
+    {"vmop_image_creates_total", "VirtualMachineImage and ClusterVirtualMachineImage creates.",
+     read_creates},
+    {"vmop_image_updates_total", "VirtualMachineImage and ClusterVirtualMachineImage updates.",
+     read_updates},
+    {"vmop_image_deletes_total", "VirtualMachineImage and ClusterVirtualMachineImage deletes.",
+     read_deletes},
+};
+
+vmop_rc imgc_metrics_register(struct imgc *c, struct metrics *m, struct vmop_err *err)
 {
-    vbuf_addf(out, "vmop_image_syncs_total %lu\n", __atomic_load_n(&c->syncs, __ATOMIC_RELAXED));
-    vbuf_addf(out, "vmop_image_sync_failures_total %lu\n",
-              __atomic_load_n(&c->failures, __ATOMIC_RELAXED));
-    vbuf_addf(out, "vmop_image_creates_total %lu\n",
-              __atomic_load_n(&c->creates, __ATOMIC_RELAXED));
-    vbuf_addf(out, "vmop_image_updates_total %lu\n",
-              __atomic_load_n(&c->updates, __ATOMIC_RELAXED));
-    vbuf_addf(out, "vmop_image_deletes_total %lu\n",
-              __atomic_load_n(&c->deletes, __ATOMIC_RELAXED));
-    csgcs_metrics(c->gc, out);
+    vmop_rc rc =
+        metrics_add_plain(m, imgc_plain, sizeof(imgc_plain) / sizeof(imgc_plain[0]), c, c, err);
+    return rc == VMOP_OK ? csgcs_metrics_register(c->gc, m, c, err) : rc;
 }

@@ -38,7 +38,9 @@ vmop_rc imgc_start(struct imgc *c, struct vmop_err *err);
 void imgc_kick(struct imgc *c);
 void imgc_stop(struct imgc *c);
 void imgc_free(struct imgc *c); /* NULL-safe */
-void imgc_metrics(struct imgc *c, struct vbuf *out);
+/* Registers the controller's numbers in m (syncs, image writes, the clone-source collector's
+ * sweeps); collector key c (metrics_remove_collectors(m, c) before imgc_free). */
+vmop_rc imgc_metrics_register(struct imgc *c, struct metrics *m, struct vmop_err *err);
 
 /* One full sync now, in this thread (tests). */
 vmop_rc imgc_sync_once(struct imgc *c, struct vmop_err *err);

@@ -408,14 +408,30 @@ out:
     sweep_free(&s);
 }
 
-void csgcs_metrics(struct igcs *g, struct vbuf *out)
+#define CSGCS_ATOMIC(field)                                                                        \
+    static double read_##field(void *ud)                                                           \
+    {                                                                                              \
+        return (double)__atomic_load_n(&((struct igcs *)ud)->field, __ATOMIC_RELAXED);             \
+    }
+CSGCS_ATOMIC(sweeps)
+CSGCS_ATOMIC(collected)
+CSGCS_ATOMIC(failed)
+CSGCS_ATOMIC(skipped)
+
+static const struct metrics_plain csgcs_plain[] = {
+    {"vmop_image_cache_sweeps_total", "Image cache garbage-collection sweeps.", read_sweeps},
+    {"vmop_image_cache_templates_collected_total", "Image cache templates destroyed.",
+     read_collected},
+    {"vmop_image_cache_collect_failures_total",
+     "Image cache templates or folders that could not be collected.", read_failed},
+    {"vmop_image_cache_sweeps_skipped_total",
+     "Image cache sweeps, or one vCenter's part of one, skipped: a library could not be read.",
+     read_skipped},
+};
+
+vmop_rc csgcs_metrics_register(struct igcs *g, struct metrics *m, const void *key,
+                               struct vmop_err *err)
 {
-    vbuf_addf(out, "vmop_image_cache_sweeps_total %lu\n",
-              __atomic_load_n(&g->sweeps, __ATOMIC_RELAXED));
-    vbuf_addf(out, "vmop_image_cache_templates_collected_total %lu\n",
-              __atomic_load_n(&g->collected, __ATOMIC_RELAXED));
-    vbuf_addf(out, "vmop_image_cache_collect_failures_total %lu\n",
-              __atomic_load_n(&g->failed, __ATOMIC_RELAXED));
-    vbuf_addf(out, "vmop_image_cache_sweeps_skipped_total %lu\n",
-              __atomic_load_n(&g->skipped, __ATOMIC_RELAXED));
+    return metrics_add_plain(m, csgcs_plain, sizeof(csgcs_plain) / sizeof(csgcs_plain[0]), g, key,
+                             err);
 }

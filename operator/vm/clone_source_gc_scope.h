@@ -21,6 +21,7 @@
 
 #include "vbuf.h"
 #include "connections.h"
+#include "metrics.h"
 #include "vm_controller.h"
 #include "vmop_err.h"
 
@@ -36,6 +37,9 @@ vmop_rc csgcs_new(struct vcenters *vcs, struct vmc *vmc, const struct csgcs_opts
 void csgcs_free(struct igcs *g); /* NULL is fine */
 /* One sweep over every vCenter in use. Failures are logged; nothing is returned. */
 void csgcs_run(struct igcs *g);
-void csgcs_metrics(struct igcs *g, struct vbuf *out);
+/* Registers the collector's numbers in m (sweeps, templates collected, failures, skips), with
+ * collector key key. */
+vmop_rc csgcs_metrics_register(struct igcs *g, struct metrics *m, const void *key,
+                               struct vmop_err *err);
 
 #endif

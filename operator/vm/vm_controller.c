@@ -888,27 +888,64 @@ struct kube_informer *vmc_informer(struct vmc *c, const char *resource)
     return NULL;
 }
 
-void vmc_metrics(struct vmc *c, struct vbuf *out)
+/* The controller's own numbers (metrics_add_plain). */
+#define VMC_ATOMIC(field)                                                                          \
+    static double read_##field(void *ud)                                                           \
+    {                                                                                              \
+        return (double)__atomic_load_n(&((struct vmc *)ud)->field, __ATOMIC_RELAXED);              \
+    }
+VMC_ATOMIC(reconciles)
+VMC_ATOMIC(failures)
+VMC_ATOMIC(status_patches)
+VMC_ATOMIC(creates)
+VMC_ATOMIC(deletes)
+VMC_ATOMIC(feed_enqueued)
+VMC_ATOMIC(drifts)
+VMC_ATOMIC(feed_unwatched_endpoints)
+VMC_ATOMIC(feed_unwatched_folders)
+
+static double read_queue_length(void *ud)
 {
-    vbuf_addf(out, "vmop_vm_reconciles_total %lu\n",
-              __atomic_load_n(&c->reconciles, __ATOMIC_RELAXED));
-    vbuf_addf(out, "vmop_vm_reconcile_failures_total %lu\n",
-              __atomic_load_n(&c->failures, __ATOMIC_RELAXED));
-    vbuf_addf(out, "vmop_vm_status_patches_total %lu\n",
-              __atomic_load_n(&c->status_patches, __ATOMIC_RELAXED));
-    vbuf_addf(out, "vmop_vm_creates_total %lu\n", __atomic_load_n(&c->creates, __ATOMIC_RELAXED));
-    vbuf_addf(out, "vmop_vm_deletes_total %lu\n", __atomic_load_n(&c->deletes, __ATOMIC_RELAXED));
-    vbuf_addf(out, "vmop_vm_queue_length %zu\n", kube_queue_len(c->q));
-    vbuf_addf(out, "vmop_vm_queue_delayed %zu\n", kube_queue_delayed_len(c->q));
-    vbuf_addf(out, "vmop_vm_cached %zu\n", kube_informer_len(c->inf[I_VM].inf));
-    vbuf_addf(out, "vmop_vm_feed_enqueued_total %lu\n",
-              __atomic_load_n(&c->feed_enqueued, __ATOMIC_RELAXED));
-    vbuf_addf(out, "vmop_vm_drift_repaired_total %lu\n",
-              __atomic_load_n(&c->drifts, __ATOMIC_RELAXED));
-    vbuf_addf(out, "vmop_vm_feed_unwatched_endpoints %u\n",
-              __atomic_load_n(&c->feed_unwatched_endpoints, __ATOMIC_RELAXED));
-    vbuf_addf(out, "vmop_vm_feed_unwatched_folders %u\n",
-              __atomic_load_n(&c->feed_unwatched_folders, __ATOMIC_RELAXED));
+    return (double)kube_queue_len(((struct vmc *)ud)->q);
+}
+
+static double read_queue_delayed(void *ud)
+{
+    return (double)kube_queue_delayed_len(((struct vmc *)ud)->q);
+}
+
+static double read_cached(void *ud)
+{
+    return (double)kube_informer_len(((struct vmc *)ud)->inf[I_VM].inf);
+}
+
+static const struct metrics_plain vmc_plain[] = {
+    {"vmop_vm_reconciles_total", "VirtualMachine reconciles run.", read_reconciles},
+    {"vmop_vm_reconcile_failures_total",
+     "VirtualMachine reconciles that ended in an error (retried with backoff).", read_failures},
+    {"vmop_vm_status_patches_total", "VirtualMachine status patches written.", read_status_patches},
+    {"vmop_vm_creates_total", "VMs created in vCenter.", read_creates},
+    {"vmop_vm_deletes_total",
+     "VMs of deleted VirtualMachines destroyed in vCenter (or found gone).", read_deletes},
+    {"vmop_vm_queue_length", "VirtualMachine keys ready in the work queue.", read_queue_length},
+    {"vmop_vm_queue_delayed", "VirtualMachine keys waiting for a backoff or requeue-after delay.",
+     read_queue_delayed},
+    {"vmop_vm_cached", "VirtualMachines in the informer cache.", read_cached},
+    {"vmop_vm_feed_enqueued_total", "VirtualMachine keys queued by the vCenter change feeds.",
+     read_feed_enqueued},
+    {"vmop_vm_drift_repaired_total",
+     "Drift set back (PowerStateDrift and ConfigurationDrift events).", read_drifts},
+    {"vmop_vm_feed_unwatched_endpoints",
+     "VCenterEndpoints in use that get no change feed (over --feed-max-endpoints).",
+     read_feed_unwatched_endpoints},
+    {"vmop_vm_feed_unwatched_folders",
+     "Bound VM folders no change feed watches (over --feed-max-folders).",
+     read_feed_unwatched_folders},
+};
+
+vmop_rc vmc_metrics_register(struct vmc *c, struct metrics *m, struct vmop_err *err)
+{
+    return metrics_add_plain(m, vmc_plain, sizeof(vmc_plain) / sizeof(vmc_plain[0]), c, c, err);
 }
 
 /* ---- one reconcile ----------------------------------------------------------------------------
@@ -934,6 +971,7 @@ struct rctx {
     long requeue_ms;                              /* > 0: requeue after this */
     struct ippool_nic pool_nics[API_VM_MAX_NICS]; /* per interface (pool_ensure) */
     size_t n_pool_nics;
+    enum vm_step fail_step; /* the step that failed (status written), for the one log line */
 };
 
 static const cJSON *hold(struct rctx *r, struct kube_obj *o)
@@ -1376,7 +1414,8 @@ struct pass {
     struct st_input si;
     struct st_obs so;
     struct vs_outcome out;
-    vmop_rc arc;                                     /* vs_apply's result */
+    vmop_rc arc; /* vs_apply's result */
+    int write;   /* write the status (si) at the end: once per reconcile (finish_status) */
     struct rs_pool_addr pool_addrs[API_VM_MAX_NICS]; /* in.pool_addrs (step_pools) */
     char pool_msg[RS_MSG_MAX + VMOP_ERR_MSG_MAX];    /* in.pool_message */
     char reason[RS_REASON_MAX], probe_msg[256], pending[160], field_note[256];
@@ -1654,7 +1693,7 @@ static vmop_rc report_conflict(struct rctx *r, struct st_input *si, const struct
     }
     vmop_err_clear(err);
     r->requeue_ms = unwatched_requeue_ms(r->vm->obj);
-    return write_status(r, si, err);
+    return VMOP_OK;
 }
 
 /* ---- the VM reconcile, step by step ----------------------------------------------------------
@@ -1667,10 +1706,12 @@ static vmop_rc report_conflict(struct rctx *r, struct st_input *si, const struct
  *   step_apply      vmsync makes vCenter match (vmsync.h), restarts included; its outcome
  *                   into status input
  *   step_events     what was done, as events and log lines
- *   step_status     the status patch and the resized-class annotation
+ *   finish_status   the status patch, once (a step that ends the reconcile sets p->write);
+ *                   then the resized-class annotation
  *   step_requeue    when to look again
  * A step returns VMOP_OK to go on or the reconcile's result; *stop = 1 ends the reconcile there
- * (with that result). Each step that decides a failure writes the status and logs it once. */
+ * (with that result). Events are recorded where a step decides them; a failure is logged once,
+ * by vmc_reconcile, which decides the retry. */
 
 static vmop_rc step_lifecycle(struct rctx *r, struct pass *p, int *stop, struct vmop_err *err)
 {
@@ -1678,7 +1719,8 @@ static vmop_rc step_lifecycle(struct rctx *r, struct pass *p, int *stop, struct 
     if (is_paused(r->vm)) {
         p->si.vm = r->vm;
         p->si.kind = ST_PAUSED;
-        return write_status(r, &p->si, err);
+        p->write = 1;
+        return VMOP_OK;
     }
     if (r->vm->deletion_timestamp) {
         prober_remove(r->c->prober, r->key);
@@ -1781,7 +1823,8 @@ static vmop_rc step_resolve(struct rctx *r, struct pass *p, int *stop, struct vm
     p->si.rs = &p->res;
     if (!p->res.ready) {
         p->si.kind = ST_NOT_READY;
-        return write_status(r, &p->si, err);
+        p->write = 1;
+        return VMOP_OK;
     }
     *stop = 0;
     return VMOP_OK;
@@ -1800,7 +1843,6 @@ static vmop_rc step_connect(struct rctx *r, struct pass *p, int *stop, struct vm
     if (rc == VMOP_OK)
         rs_size(&p->in, &p->res, mhz);
     if (rc != VMOP_OK) {
-        struct vmop_err e2 = *err;
         st_reason_for(rc, err->fault, p->reason, sizeof(p->reason));
         p->si.kind = ST_FAILED;
         p->si.fail_step = VM_STEP_CONNECT;
@@ -1810,13 +1852,13 @@ static vmop_rc step_connect(struct rctx *r, struct pass *p, int *stop, struct vm
               err->msg);
         if (rc == VMOP_E_AUTH && r->conn)
             vcenters_forget(r->c->vcs, vc_conn_endpoint(r->conn));
-        vmop_err_clear(&e2);
-        write_status(r, &p->si, &e2);
+        p->write = 1;
         return rc;
     }
     if (!p->res.ready) {
         p->si.kind = ST_NOT_READY;
-        return write_status(r, &p->si, err);
+        p->write = 1;
+        return VMOP_OK;
     }
     *stop = 0;
     return VMOP_OK;
@@ -1834,6 +1876,7 @@ static vmop_rc step_apply(struct rctx *r, struct pass *p, int *stop, struct vmop
     p->arc = vs_apply(vmc_conn_sync(r->conn), &p->res.desired, r->vm->status_unique_id, out, err);
     if (p->arc != VMOP_OK && out->conflict) {
         *stop = 1;
+        p->write = 1;
         return report_conflict(r, si, out, err);
     }
     to_st_obs(r->vm, &out->obs, &p->so);
@@ -1874,7 +1917,6 @@ static vmop_rc step_events(struct rctx *r, struct pass *p, int *stop, struct vmo
     const struct vs_outcome *out = &p->out;
     const char *id = p->so.unique_id ? p->so.unique_id : "";
     struct st_input *si = &p->si;
-    struct vmop_err e2 = {0};
 
     *stop = 0;
     if (out->created && r->vm->status_unique_id && *r->vm->status_unique_id) {
@@ -1930,21 +1972,19 @@ static vmop_rc step_events(struct rctx *r, struct pass *p, int *stop, struct vmo
           : si->fail_step == VM_STEP_RESTART                                  ? "RestartFailed"
                                                                               : "ReconcileFailed",
           "%s failed with %s: %s", vm_step_str(si->fail_step), p->reason, si->fail_message);
-    vlog_err(VLOG_WARN, LOGGER, r->key, err, "%s failed", vm_step_str(si->fail_step));
-    if (write_status(r, si, &e2) != VMOP_OK)
-        vlog_err(VLOG_WARN, LOGGER, r->key, &e2, "status not written");
+    p->write = 1;
     return p->arc;
 }
 
-/* The status patch, then the class version that sized the VM. */
-static vmop_rc step_status(struct rctx *r, struct pass *p, struct vmop_err *err)
+/* The one status write of a reconcile, from p->si. After a failure the status says what failed
+ * and the failure stays the result; a status that cannot be written then is logged. */
+static vmop_rc finish_status(struct rctx *r, struct pass *p, vmop_rc rc, struct vmop_err *err)
 {
-    vmop_rc rc;
-    p->si.kind = ST_SYNCED;
-    rc = write_status(r, &p->si, err);
-    /* a class held back (resolve.h) keeps the annotation of the class version that sized it */
-    if (rc == VMOP_OK && p->so.present && !p->out.needs_power_cycle && !p->res.desired.class_held)
-        rc = record_resized_class(r, err);
+    struct vmop_err e2 = {0};
+    if (rc == VMOP_OK)
+        return write_status(r, &p->si, err);
+    if (write_status(r, &p->si, &e2) != VMOP_OK)
+        vlog_err(VLOG_WARN, LOGGER, r->key, &e2, "status not written");
     return rc;
 }
 
@@ -1995,8 +2035,18 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
         rc = step_defaults(r, &stop, err);
     for (size_t i = 0; rc == VMOP_OK && !stop && i < sizeof(steps) / sizeof(steps[0]); i++)
         rc = steps[i](r, &p, &stop, err);
-    if (rc == VMOP_OK && !stop)
-        rc = step_status(r, &p, err);
+    if (rc == VMOP_OK && !stop) {
+        p.si.kind = ST_SYNCED;
+        p.write = 1;
+    }
+    if (p.write)
+        rc = finish_status(r, &p, rc, err);
+    if (p.si.kind == ST_FAILED)
+        r->fail_step = p.si.fail_step;
+    /* a class held back (resolve.h) keeps the annotation of the class version that sized it */
+    if (rc == VMOP_OK && !stop && p.so.present && !p.out.needs_power_cycle &&
+        !p.res.desired.class_held)
+        rc = record_resized_class(r, err);
     if (rc == VMOP_OK && !stop)
         step_requeue(r, &p);
     vs_outcome_free(&p.out);
@@ -2030,8 +2080,10 @@ vmop_rc vmc_reconcile(struct vmc *c, const char *key, struct vmop_err *err)
         kube_queue_add_after(c->q, key, r.requeue_ms);
     if (rc != VMOP_OK) {
         __atomic_add_fetch(&c->failures, 1, __ATOMIC_RELAXED);
+        /* the one log line of a failure: where the retry is decided */
         vlog_err(rc == VMOP_E_CONFLICT ? VLOG_DEBUG : VLOG_WARN, LOGGER, key, err,
-                 "reconcile failed; retrying with backoff");
+                 "%s failed; retrying with backoff",
+                 r.fail_step != VM_STEP_NONE ? vm_step_str(r.fail_step) : "reconcile");
     }
     vc_conn_put(r.conn);
     api_class_free(r.cls);

@@ -17,6 +17,7 @@
 #include "kube_client.h"
 #include "kube_events.h"
 #include "kube_informer.h"
+#include "metrics.h"
 #include "vbuf.h"
 #include "connections.h"
 #include "change_feed.h"
@@ -77,8 +78,9 @@ void vmc_enqueue(struct vmc *c, const char *key);
 /* Reconciles one key now, in this thread (tests). */
 vmop_rc vmc_reconcile(struct vmc *c, const char *key, struct vmop_err *err);
 
-/* Appends Prometheus metrics (reconciles, failures, queue length, change feeds, drift). */
-void vmc_metrics(struct vmc *c, struct vbuf *out);
+/* Registers the controller's own numbers in m (reconciles, failures, queue length, change feeds,
+ * drift); collector key c (metrics_remove_collectors(m, c) before vmc_free). */
+vmop_rc vmc_metrics_register(struct vmc *c, struct metrics *m, struct vmop_err *err);
 
 /* The informers, for the image controller and tests (borrowed). */
 struct kube_informer *vmc_informer(struct vmc *c, const char *resource);

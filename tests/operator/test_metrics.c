@@ -692,56 +692,55 @@ START_TEST(feed_and_prober_collectors)
 }
 END_TEST
 
-/* The plain "name value" lines modules append after the registry get HELP and TYPE lines: counter
- * for *_total, gauge otherwise; the registry's text before `from` and lines with labels or
- * comments stay as they are. */
-START_TEST(plain_lines_typed)
+/* A module's own numbers (metrics_add_plain): families of the registry, a counter when the name
+ * ends in _total, else a gauge, read at each render; a taken name is refused; removing the
+ * collector stops the reads. */
+static unsigned long plain_total = 3;
+static double read_plain_total(void *ud)
+{
+    return (double)*(unsigned long *)ud;
+}
+
+static double read_plain_gauge(void *ud)
+{
+    (void)ud;
+    return 2;
+}
+
+static const struct metrics_plain plain_defs[] = {
+    {"vmop_t_things_total", "Things done.", read_plain_total},
+    {"vmop_t_queue_length", "Things waiting.", read_plain_gauge},
+};
+
+START_TEST(plain_numbers_registered)
 {
     struct metrics *m = new_registry(0);
-    struct metrics_family *f = NULL;
     struct vmop_err err = {0};
     struct vbuf b;
-    size_t from;
-    ck_assert_int_eq(metrics_register(m, METRICS_GAUGE, "vmop_a", "A.", NULL, NULL, 0, &f, &err),
-                     VMOP_OK);
+    ck_assert_int_eq(metrics_add_plain(m, plain_defs, 2, &plain_total, NULL, &err), VMOP_OK);
     vbuf_init(&b, 1 << 20);
     ck_assert_int_eq(metrics_render(m, &b, &err), VMOP_OK);
-    from = b.len;
-    char *registry = strdup(vbuf_str(&b));
-    ck_assert_ptr_nonnull(registry);
-    vbuf_adds(&b, "vmop_vm_creates_total 3\n"
-                  "vmop_vm_queue_length 2\n"
-                  "# a comment\n"
-                  "vmop_x{l=\"v\"} 1\n"
-                  "vmop_unknown_total 7\n");
-    ck_assert_int_eq(metrics_type_plain(&b, from, &err), VMOP_OK);
-    ck_assert_int_eq(strncmp(vbuf_str(&b), registry, from), 0);
-    ck_assert_ptr_nonnull(strstr(registry, "# TYPE vmop_a gauge\nvmop_a 0\n"));
-    free(registry);
-    ck_assert_str_eq(vbuf_str(&b) + from,
-                     "# HELP vmop_vm_creates_total VMs created in vCenter.\n"
-                     "# TYPE vmop_vm_creates_total counter\n"
-                     "vmop_vm_creates_total 3\n"
-                     "# HELP vmop_vm_queue_length VirtualMachine keys ready in the "
-                     "work queue.\n"
-                     "# TYPE vmop_vm_queue_length gauge\n"
-                     "vmop_vm_queue_length 2\n"
-                     "# a comment\n"
-                     "vmop_x{l=\"v\"} 1\n"
-                     "# HELP vmop_unknown_total vmop internal number.\n"
-                     "# TYPE vmop_unknown_total counter\n"
-                     "vmop_unknown_total 7\n");
-    /* nothing after from: unchanged; from past the end: unchanged */
-    from = b.len;
-    ck_assert_int_eq(metrics_type_plain(&b, from, &err), VMOP_OK);
-    ck_assert_uint_eq(b.len, from);
-    ck_assert_int_eq(metrics_type_plain(&b, from + 10, &err), VMOP_OK);
-    ck_assert_uint_eq(b.len, from);
-    /* a buffer that overflows reports it */
+    ck_assert_ptr_nonnull(strstr(vbuf_str(&b), "# HELP vmop_t_things_total Things done.\n"
+                                               "# TYPE vmop_t_things_total counter\n"
+                                               "vmop_t_things_total 3\n"));
+    ck_assert_ptr_nonnull(strstr(vbuf_str(&b), "# TYPE vmop_t_queue_length gauge\n"
+                                               "vmop_t_queue_length 2\n"));
+    /* read again at the next render */
+    plain_total = 5;
     vbuf_free(&b);
-    vbuf_init(&b, 64);
-    vbuf_adds(&b, "vmop_vm_creates_total 3\n");
-    ck_assert_int_eq(metrics_type_plain(&b, 0, &err), VMOP_E_TOOBIG);
+    vbuf_init(&b, 1 << 20);
+    ck_assert_int_eq(metrics_render(m, &b, &err), VMOP_OK);
+    ck_assert_ptr_nonnull(strstr(vbuf_str(&b), "vmop_t_things_total 5\n"));
+    /* the same names twice: refused */
+    ck_assert_int_eq(metrics_add_plain(m, plain_defs, 2, &plain_total, NULL, &err), VMOP_E_EXISTS);
+    vmop_err_clear(&err);
+    /* collectors removed: the value stays where it was */
+    metrics_remove_collectors(m, &plain_total);
+    plain_total = 9;
+    vbuf_free(&b);
+    vbuf_init(&b, 1 << 20);
+    ck_assert_int_eq(metrics_render(m, &b, &err), VMOP_OK);
+    ck_assert_ptr_nonnull(strstr(vbuf_str(&b), "vmop_t_things_total 5\n"));
     vbuf_free(&b);
     metrics_free(m);
 }
@@ -764,7 +763,7 @@ static Suite *metrics_suite(void)
     tcase_add_test(tc, queue_collector);
     tcase_add_test(tc, vim_collector_counts_methods);
     tcase_add_test(tc, feed_and_prober_collectors);
-    tcase_add_test(tc, plain_lines_typed);
+    tcase_add_test(tc, plain_numbers_registered);
     suite_add_tcase(s, tc);
     return s;
 }
