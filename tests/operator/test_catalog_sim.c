@@ -6,8 +6,8 @@
  * missing library is reported; the descriptor size cap holds; a dead vCenter fails the scan instead
  * of emptying the catalog.
  *
- * One simulator serves the whole file (started in main before Check forks the tests). Tests that
- * change libraries work in a library of their own. */
+ * One simulator serves the whole file (tests/common/sim_fixture.h: started before Check forks the
+ * tests). Tests that change libraries work in a library of their own. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,28 +20,16 @@
 #include "test_file.h"
 #include "catalog.h"
 #include "catalog_vc.h"
-#include "vcsim_harness.h"
+#include "sim_fixture.h"
 #include "vim_internal.h" /* vim_rest_call, vim_rest_raw: building test libraries */
 #include "vimclient.h"
 
-#define NOW              ((time_t)1700000000)
-#define CK_OK(call, err) ck_assert_msg((call) == VMOP_OK, "%s: %s", #call, (err).msg)
-
-static struct vcsim *sim;
+#define NOW ((time_t)1700000000)
 
 static struct vim_client *client_for(const char *url)
 {
-    struct vim_config cfg = {
-        .url = url,
-        .username = sim->username,
-        .password = sim->password,
-        .timeout_ms = 30000,
-        .connect_timeout_ms = 5000,
-    };
-    struct vim_client *c = NULL;
-    struct vmop_err err = {0};
-    CK_OK(vim_client_new(&cfg, &c, &err), err);
-    return c;
+    struct vim_config cfg = {.url = url, .connect_timeout_ms = 5000};
+    return simfx_client(&cfg);
 }
 
 static char *read_testdata(const char *name, size_t *ret_len)
@@ -102,7 +90,7 @@ static char *create_library(struct vim_client *c, const char *name)
     cJSON_AddStringToObject(spec, "type", "LOCAL");
     sb = cJSON_AddArrayToObject(spec, "storage_backings");
     b = cJSON_CreateObject();
-    cJSON_AddStringToObject(b, "datastore_id", vcsim_moref(sim, "datastore"));
+    cJSON_AddStringToObject(b, "datastore_id", vcsim_moref(simfx_sim, "datastore"));
     cJSON_AddStringToObject(b, "type", "DATASTORE");
     cJSON_AddItemToArray(sb, b);
     CK_OK(vim_rest_call(c, "POST", "/rest/com/vmware/content/local-library", body, &id, &err), err);
@@ -196,7 +184,7 @@ static cJSON *images_of(const struct cat_scan *s, const char *ns)
 
 START_TEST(seeded_images)
 {
-    struct vim_client *c = client_for(sim->url);
+    struct vim_client *c = client_for(simfx_sim->url);
     struct cat_cache *cache = NULL;
     struct api_library_ref refs[] = {{.name = "vmop-images"}};
     struct cat_scan s = {0};
@@ -226,7 +214,7 @@ START_TEST(seeded_images)
     ck_assert_ptr_nonnull(img);
     ck_assert_str_eq(status_str(img, "type", NULL), "OVF");
     ck_assert_str_eq(status_str(img, "providerItemID", NULL),
-                     vcsim_find_item(sim, "vmop-tiny-ovf", NULL)->id);
+                     simfx_item(simfx_sim, "vmop-tiny-ovf", NULL)->id);
     ck_assert_str_eq(status_str(img, "osInfo", "type"), "ubuntu64Guest");
     ck_assert_str_eq(status_str(img, "osInfo", "id"), "94");
     ck_assert_int_eq(
@@ -235,7 +223,7 @@ START_TEST(seeded_images)
     ck_assert_str_eq(ready_of(img, "status"), "True");
     {
         const struct vcsim_library *lib = NULL;
-        ck_assert_ptr_nonnull(vcsim_find_item(sim, "vmop-tiny-ovf", &lib));
+        simfx_item(simfx_sim, "vmop-tiny-ovf", &lib);
         ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(
                              cJSON_GetObjectItem(cJSON_GetObjectItem(img, "metadata"), "labels"),
                              CAT_LABEL_LIBRARY_ID)),
@@ -245,7 +233,7 @@ START_TEST(seeded_images)
     ck_assert_ptr_nonnull(img);
     ck_assert_str_eq(status_str(img, "type", NULL), "VM");
     ck_assert_str_eq(status_str(img, "providerItemID", NULL),
-                     vcsim_find_item(sim, "vmop-tiny-tmpl", NULL)->id);
+                     simfx_item(simfx_sim, "vmop-tiny-tmpl", NULL)->id);
     ck_assert_str_eq(ready_of(img, "status"), "True");
     cJSON_Delete(arr);
 
@@ -269,14 +257,14 @@ END_TEST
 
 START_TEST(cluster_images_and_library_by_id)
 {
-    struct vim_client *c = client_for(sim->url);
+    struct vim_client *c = client_for(simfx_sim->url);
     const struct vcsim_library *lib = NULL;
     struct api_library_ref refs[1];
     struct cat_scan s = {0};
     cJSON *arr;
     const cJSON *img;
 
-    ck_assert_ptr_nonnull(vcsim_find_item(sim, "vmop-cluster-ovf", &lib));
+    simfx_item(simfx_sim, "vmop-cluster-ovf", &lib);
     refs[0] = (struct api_library_ref){.id = lib->id};
     scan(c, NULL, refs, 1, &s);
     ck_assert_uint_eq(s.n, 1);
@@ -295,7 +283,7 @@ END_TEST
 
 START_TEST(item_added_then_removed)
 {
-    struct vim_client *c = client_for(sim->url);
+    struct vim_client *c = client_for(simfx_sim->url);
     struct cat_cache *cache = NULL;
     struct vmop_err err = {0};
     struct cat_scan s = {0};
@@ -389,7 +377,7 @@ END_TEST
 
 START_TEST(missing_library)
 {
-    struct vim_client *c = client_for(sim->url);
+    struct vim_client *c = client_for(simfx_sim->url);
     struct api_library_ref refs[] = {{.name = "no-such-library"},
                                      {.id = "00000000-0000-4000-8000-000000000000"},
                                      {.name = "vmop-images"}};
@@ -407,9 +395,9 @@ END_TEST
 
 START_TEST(descriptor_download_and_cap)
 {
-    struct vim_client *c = client_for(sim->url);
-    const char *ovf_item = vcsim_find_item(sim, "vmop-tiny-ovf", NULL)->id;
-    const char *tmpl_item = vcsim_find_item(sim, "vmop-tiny-tmpl", NULL)->id;
+    struct vim_client *c = client_for(simfx_sim->url);
+    const char *ovf_item = simfx_item(simfx_sim, "vmop-tiny-ovf", NULL)->id;
+    const char *tmpl_item = simfx_item(simfx_sim, "vmop-tiny-tmpl", NULL)->id;
     struct vim_template_info *ti = NULL;
     struct vmop_err err = {0};
     char *data = NULL;
@@ -457,24 +445,21 @@ END_TEST
 
 int main(void)
 {
-    struct vcsim_opts o = {.no_autostart = 1, .no_guest_ip = 1, .vms = VCSIM_NONE};
-    Suite *s = suite_create("catalog_sim");
-    TCase *tc = tcase_create("scan");
+    static const struct vcsim_opts opts = {.no_autostart = 1, .no_guest_ip = 1, .vms = VCSIM_NONE};
+    Suite *s;
+    TCase *tc;
 
     if (!getenv("VMOP_SOURCE_ROOT")) {
         fprintf(stderr, "VMOP_SOURCE_ROOT is not set\n");
         return EXIT_FAILURE;
     }
-    sim = vcsim_start_or_exit(&o);
-    tcase_set_timeout(tc, 120);
+    s = suite_create("catalog_sim");
+    tc = simfx_tcase(s, "scan", &opts, 120);
     tcase_add_test(tc, seeded_images);
     tcase_add_test(tc, cluster_images_and_library_by_id);
     tcase_add_test(tc, item_added_then_removed);
     tcase_add_test(tc, missing_library);
     tcase_add_test(tc, descriptor_download_and_cap);
     tcase_add_test(tc, dead_vcenter_fails_the_scan);
-    suite_add_tcase(s, tc);
-    int status = vmop_check_run(s);
-    vcsim_stop_or_warn(sim);
-    return status;
+    return vmop_check_run(s);
 }

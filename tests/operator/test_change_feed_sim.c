@@ -21,7 +21,7 @@
 #include "check_main.h"
 #include "clock.h"
 #include "change_feed.h"
-#include "vcsim_harness.h"
+#include "sim_fixture.h"
 
 #define BOUND_MS 5000L
 
@@ -147,82 +147,33 @@ static int pred_restarted(const struct vcfeed_stats *st, const void *arg)
 
 /* ---- simulator helpers ---- */
 
-static struct vcsim *start_sim(const struct vcsim_opts *o)
-{
-    struct vcsim *sim = NULL;
-    struct vmop_err err = {0};
-
-    ck_assert_msg(vcsim_start(o, &sim, &err) == VMOP_OK, "vcsim_start: %s", err.msg);
-    return sim;
-}
-
 static struct vim_client *client_for(const struct vcsim *sim)
 {
-    struct vim_config cfg = {.url = sim->url,
-                             .username = sim->username,
-                             .password = sim->password,
-                             .timeout_ms = 60000,
-                             .connect_timeout_ms = 2000};
-    struct vim_client *c = NULL;
-    struct vmop_err err = {0};
+    struct vim_config cfg = {.timeout_ms = 60000, .connect_timeout_ms = 2000};
 
-    ck_assert_msg(vim_client_new(&cfg, &c, &err) == VMOP_OK, "client: %s", err.msg);
-    return c;
+    return simfx_client_of(sim, &cfg);
 }
 
-static void find(struct vim_client *c, const char *path, struct vim_moref *ret)
-{
-    struct vmop_err err = {0};
-
-    ck_assert_msg(vim_find_by_path(c, path, NULL, ret, &err) == VMOP_OK, "find %s: %s", path,
-                  err.msg);
-}
-
-static void power(struct vim_client *c, const struct vim_moref *vm, enum vim_power_op op)
-{
-    struct vmop_err err = {0};
-
-    ck_assert_msg(vim_vm_power(c, vm, op, &err) == VMOP_OK, "power: %s", err.msg);
-}
-
+/* Clones the generated DC0_C0_RP0_VM0 with nsname in its ExtraConfig, powered on if asked. */
 static void clone_vm(struct vim_client *c, const struct vcsim *sim, const char *name,
                      const char *nsname, int power_on, struct vim_moref *ret_vm)
 {
-    struct vim_moref src, folder, pool;
     struct vim_config_spec *spec = NULL;
-    struct vmop_err err = {0};
 
-    find(c, "/DC0/vm/DC0_C0_RP0_VM0", &src);
-    find(c, sim->folder, &folder);
-    find(c, sim->resource_pool, &pool);
     ck_assert_int_eq(vim_config_spec_new(&spec), VMOP_OK);
     ck_assert_int_eq(vim_cs_extra_config(spec, VCFEED_EXTRA_KEY, nsname), VMOP_OK);
-    struct vim_clone_spec cs = {
-        .source = &src, .folder = &folder, .name = name, .pool = &pool, .config = spec};
-    ck_assert_msg(vim_vm_clone(c, &cs, ret_vm, &err) == VMOP_OK, "clone %s: %s", name, err.msg);
+    *ret_vm = simfx_clone(c, sim, "/DC0/vm/DC0_C0_RP0_VM0",
+                          (struct vim_clone_spec){.name = name, .config = spec});
     vim_config_spec_free(spec);
     /* The simulator ignores the clone's powerOn: power on explicitly. */
     if (power_on)
-        power(c, ret_vm, VIM_OP_POWER_ON);
+        simfx_power(c, ret_vm, VIM_OP_POWER_ON);
 }
 
 /* Waits until the guest player gave vm an address. */
 static void wait_ip(struct vim_client *c, const struct vim_moref *vm)
 {
-    long long t0 = vmop_test_now_ms();
-
-    for (;;) {
-        struct vim_vm *v = NULL;
-        struct vmop_err err = {0};
-        int has;
-        ck_assert_msg(vim_vm_get(c, vm, &v, &err) == VMOP_OK, "get: %s", err.msg);
-        has = v->guest_ip != NULL;
-        vim_vm_free(v);
-        if (has)
-            return;
-        ck_assert_msg(vmop_test_now_ms() - t0 < 10000, "no guest IP after 10 s");
-        vmop_test_sleep_ms(50);
-    }
+    vim_vm_free(simfx_wait_guest_ip(c, vm, 10000));
 }
 
 /* Waits until the guest player reported vm's tools as not running (it does so about 100 ms after
@@ -233,11 +184,8 @@ static void wait_tools_off_quiet(struct vim_client *c, const struct vim_moref *v
     int total;
 
     for (;;) {
-        struct vim_vm *v = NULL;
-        struct vmop_err err = {0};
-        int on;
-        ck_assert_msg(vim_vm_get(c, vm, &v, &err) == VMOP_OK, "get: %s", err.msg);
-        on = v->tools_running && strcmp(v->tools_running, "guestToolsRunning") == 0;
+        struct vim_vm *v = simfx_vm_get(c, vm);
+        int on = v->tools_running && strcmp(v->tools_running, "guestToolsRunning") == 0;
         vim_vm_free(v);
         if (!on)
             break;
@@ -284,7 +232,7 @@ static long stop_timed(struct vcfeed *f)
 START_TEST(test_events)
 {
     struct vcsim_opts so = {.no_seed = 1};
-    struct vcsim *sim = start_sim(&so);
+    struct vcsim *sim = simfx_start(&so);
     struct vim_client *c = client_for(sim);
     struct vim_moref a, b, folder;
     struct vmop_err err = {0};
@@ -327,7 +275,7 @@ START_TEST(test_events)
 
     /* Power off out of band. */
     before = rec_count(&r, "ns1/vm-a");
-    power(c, &a, VIM_OP_POWER_OFF);
+    simfx_power(c, &a, VIM_OP_POWER_OFF);
     t = wait_key(&r, "ns1/vm-a", before, BOUND_MS);
     ck_assert_msg(t >= 0, "power-off not enqueued within %ld ms", BOUND_MS);
     printf("vcfeed: power-off seen after %ld ms\n", t);
@@ -336,7 +284,7 @@ START_TEST(test_events)
     f2 = feed_start(c, containers, ip_only, &r2, 0, 1);
     ck_assert(wait_stats(f2, pred_watches, &one, BOUND_MS, &st));
     before = rec_count(&r, "ns1/vm-b");
-    power(c, &b, VIM_OP_POWER_ON);
+    simfx_power(c, &b, VIM_OP_POWER_ON);
     t = wait_key(&r2, "ns1/vm-b", 0, BOUND_MS);
     ck_assert_msg(t >= 0, "guest IP change not enqueued within %ld ms", BOUND_MS);
     ck_assert_int_eq(rec_count(&r2, "ns1/vm-a"), 0);
@@ -353,7 +301,7 @@ START_TEST(test_events)
     ck_assert(!vcfeed_watching(f, a.value)); /* dropped before the LEAVE was enqueued */
 
     /* A second container at runtime (the same folder by moref): its initial set is enqueued. */
-    find(c, sim->folder, &folder);
+    folder = simfx_find(c, sim->folder, NULL);
     snprintf(folder_spec, sizeof(folder_spec), "%s:%s", folder.type, folder.value);
     const char *const both[] = {"/DC0/vm", folder_spec, NULL};
     before = rec_count(&r, "ns1/vm-b");
@@ -371,7 +319,7 @@ START_TEST(test_events)
 
     /* Still live on the remaining container. */
     before = rec_count(&r, "ns1/vm-b");
-    power(c, &b, VIM_OP_POWER_OFF);
+    simfx_power(c, &b, VIM_OP_POWER_OFF);
     ck_assert(wait_key(&r, "ns1/vm-b", before, BOUND_MS) >= 0);
 
     /* Stop is prompt while a 30 s wait is in progress. */
@@ -393,7 +341,7 @@ END_TEST
 START_TEST(test_session_expiry)
 {
     struct vcsim_opts so = {.no_seed = 1, .session_idle_timeout_ms = 500};
-    struct vcsim *sim = start_sim(&so);
+    struct vcsim *sim = simfx_start(&so);
     struct vim_client *c = client_for(sim);
     const char *const containers[] = {"/DC0/vm", NULL};
     struct vim_moref vm;
@@ -420,7 +368,7 @@ START_TEST(test_session_expiry)
     ck_assert_uint_eq(st.restarts, 0);
     /* Changes are still seen. */
     before = rec_count(&r, "ns2/vm-c");
-    power(c, &vm, VIM_OP_POWER_OFF);
+    simfx_power(c, &vm, VIM_OP_POWER_OFF);
     ck_assert_msg(wait_key(&r, "ns2/vm-c", before, BOUND_MS) >= 0, "power-off after expiry");
     printf("vcfeed: session expiry: %llu resyncs, %llu relogins\n", (unsigned long long)st.resyncs,
            (unsigned long long)vs.relogins);
@@ -438,7 +386,7 @@ START_TEST(test_session_expiry_paged)
 {
     struct vcsim_opts so = {
         .no_seed = 1, .session_idle_timeout_ms = 500, .vms = 60, .no_guest_ip = 1};
-    struct vcsim *sim = start_sim(&so);
+    struct vcsim *sim = simfx_start(&so);
     struct vim_client *c = client_for(sim);
     const char *const containers[] = {"/DC0/vm", NULL};
     struct vim_moref vm;
@@ -477,7 +425,7 @@ END_TEST
 START_TEST(test_restart)
 {
     struct vcsim_opts so = {.no_seed = 1};
-    struct vcsim *sim = start_sim(&so);
+    struct vcsim *sim = simfx_start(&so);
     struct vim_client *c;
     const char *const containers[] = {"/DC0/vm", NULL};
     struct vim_moref vm;
@@ -538,7 +486,7 @@ END_TEST
 START_TEST(test_idle_cost)
 {
     struct vcsim_opts so = {.no_seed = 1, .vms = 25};
-    struct vcsim *sim = start_sim(&so);
+    struct vcsim *sim = simfx_start(&so);
     struct vim_client *c = client_for(sim), *fc = client_for(sim);
     const char *const containers[] = {"/DC0/vm", NULL};
     struct vim_entity_list l = {0};

@@ -20,23 +20,7 @@
 #include "check_main.h"
 #include "clone_source_gc.h"
 #include "clone_source.h"
-#include "vcsim_harness.h"
-
-#define CK_OK(expr, e) ck_assert_msg((expr) == VMOP_OK, "%s: %s", #expr, (e).msg)
-
-static struct vcsim *sim;
-
-static void sim_setup(void)
-{
-    struct vcsim_opts o = {.vms = VCSIM_NONE, .no_autostart = 1};
-    sim = vcsim_start_or_exit(&o);
-}
-
-static void sim_teardown(void)
-{
-    vcsim_stop(sim, NULL);
-    sim = NULL;
-}
+#include "sim_fixture.h"
 
 struct world {
     struct vim_client *c;
@@ -48,23 +32,20 @@ struct world {
 
 static void world_init(struct world *w)
 {
-    struct vim_config cfg = {
-        .url = sim->url, .username = sim->username, .password = sim->password, .timeout_ms = 30000};
-    const struct vcsim_item *item = vcsim_find_item(sim, "vmop-tiny-ovf", NULL);
+    const struct vcsim_item *item = simfx_item(simfx_sim, "vmop-tiny-ovf", NULL);
     struct vim_library_item *li = NULL;
     struct vmop_err err = {0};
 
     memset(w, 0, sizeof(*w));
-    ck_assert_ptr_nonnull(item);
-    CK_OK(vim_client_new(&cfg, &w->c, &err), err);
+    w->c = simfx_client(NULL);
     CK_OK(csrc_new(&w->ic, &err), err);
-    CK_OK(vim_find_by_path(w->c, sim->folder, "Folder", &w->folder, &err), err);
-    CK_OK(vim_find_by_path(w->c, sim->resource_pool, "ResourcePool", &w->pool, &err), err);
+    w->folder = simfx_find(w->c, simfx_sim->folder, "Folder");
+    w->pool = simfx_find(w->c, simfx_sim->resource_pool, "ResourcePool");
     CK_OK(vim_library_item_get(w->c, item->id, &li, &err), err);
     w->version = strdup(li->content_version ? li->content_version : "");
     vim_library_item_free(li);
     w->t.item_id = item->id;
-    w->t.folder_path = sim->folder;
+    w->t.folder_path = simfx_sim->folder;
     w->t.folder = &w->folder;
     w->t.pool = &w->pool;
 }
@@ -83,7 +64,7 @@ static int exists(struct world *w, const char *name)
     struct vim_moref ref;
     struct vmop_err err = {0};
     vmop_rc rc;
-    snprintf(path, sizeof(path), "%s/%s", sim->folder, name);
+    snprintf(path, sizeof(path), "%s/%s", simfx_sim->folder, name);
     rc = vim_find_by_path(w->c, path, "VirtualMachine", &ref, &err);
     ck_assert_msg(rc == VMOP_OK || rc == VMOP_E_NOT_FOUND, "%s", err.msg);
     return rc == VMOP_OK;
@@ -224,11 +205,10 @@ END_TEST
 
 int main(void)
 {
+    static const struct vcsim_opts opts = {.vms = VCSIM_NONE, .no_autostart = 1};
     Suite *s = suite_create("clone_source_gc_sim");
-    TCase *tc = tcase_create("collect");
-    tcase_add_unchecked_fixture(tc, sim_setup, sim_teardown);
+    TCase *tc = simfx_tcase(s, "collect", &opts, 0);
     tcase_add_test(tc, superseded_in_use_grace_unbound);
     tcase_add_test(tc, busy_reads_recent_tasks);
-    suite_add_tcase(s, tc);
     return vmop_check_run(s);
 }

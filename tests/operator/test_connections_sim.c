@@ -12,27 +12,7 @@
 #include "check_main.h"
 #include "api_admin.h"
 #include "connections.h"
-#include "vcsim_harness.h"
-
-static struct vcsim *sim;
-
-static void setup(void)
-{
-    struct vcsim_opts o = {.tls = 1,
-                           .no_seed = 1,
-                           .no_guest_ip = 1,
-                           .username = "u@vsphere.local",
-                           .password = "right-pass"};
-    struct vmop_err err = {0};
-    ck_assert_msg(vcsim_start(&o, &sim, &err) == VMOP_OK, "%s", err.msg);
-}
-
-static void teardown(void)
-{
-    struct vmop_err err = {0};
-    vcsim_stop(sim, &err);
-    sim = NULL;
-}
+#include "sim_fixture.h"
 
 static struct api_endpoint *endpoint(const char *thumbprint)
 {
@@ -44,7 +24,7 @@ static struct api_endpoint *endpoint(const char *thumbprint)
              "{\"apiVersion\":\"infra.vmop.io/v1alpha1\",\"kind\":\"VCenterEndpoint\","
              "\"metadata\":{\"name\":\"vc1\"},\"spec\":{\"server\":\"%s\",\"tls\":{\"thumbprint\":"
              "\"%s\"},\"credentialsSecretRef\":{\"name\":\"creds\"}}}",
-             sim->url, thumbprint);
+             simfx_sim->url, thumbprint);
     j = cJSON_Parse(buf);
     ck_assert_int_eq(api_endpoint_parse(j, &ep, &err), VMOP_OK);
     cJSON_Delete(j);
@@ -85,9 +65,10 @@ START_TEST(shared_rebuilt_and_auth)
     struct vcenters_opts o = {
         .attachment = {.attach = count_attach, .detach = count_detach, .arg = &attached}};
     struct vcenters *v = NULL;
-    struct api_endpoint *ep = endpoint(sim->thumbprint_sha256);
-    cJSON *good = secret(sim->username, sim->password), *bad = secret(sim->username, "wrong");
-    cJSON *nokey = secret(sim->username, NULL);
+    struct api_endpoint *ep = endpoint(simfx_sim->thumbprint_sha256);
+    cJSON *good = secret(simfx_sim->username, simfx_sim->password),
+          *bad = secret(simfx_sim->username, "wrong");
+    cJSON *nokey = secret(simfx_sim->username, NULL);
     struct vc_conn *a = NULL, *b = NULL, *c = NULL;
     struct vmop_err err = {0};
     struct vim_stats st;
@@ -137,11 +118,13 @@ END_TEST
 
 int main(void)
 {
+    static const struct vcsim_opts opts = {.tls = 1,
+                                           .no_seed = 1,
+                                           .no_guest_ip = 1,
+                                           .username = "u@vsphere.local",
+                                           .password = "right-pass"};
     Suite *s = suite_create("connections");
-    TCase *tc = tcase_create("sim");
-    tcase_add_unchecked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 120);
+    TCase *tc = simfx_tcase(s, "sim", &opts, 120);
     tcase_add_test(tc, shared_rebuilt_and_auth);
-    suite_add_tcase(s, tc);
     return vmop_check_run_nofork(s);
 }

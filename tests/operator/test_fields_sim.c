@@ -18,22 +18,8 @@
 #include <cjson/cJSON.h>
 
 #include "check_main.h"
-#include "vcsim_harness.h"
+#include "sim_fixture.h"
 #include "vmsync.h"
-
-static struct vcsim *sim;
-
-static void sim_setup(void)
-{
-    struct vcsim_opts o = {.vms = VCSIM_NONE, .no_autostart = 1};
-    sim = vcsim_start_or_exit(&o);
-}
-
-static void sim_teardown(void)
-{
-    vcsim_stop(sim, NULL);
-    sim = NULL;
-}
 
 struct world {
     struct vim_client *c;
@@ -45,14 +31,11 @@ struct world {
 
 static void world_init(struct world *w, int n)
 {
-    struct vim_config cfg = {
-        .url = sim->url, .username = sim->username, .password = sim->password, .timeout_ms = 30000};
-    const struct vcsim_item *item = vcsim_find_item(sim, "vmop-tiny-ovf", NULL);
+    const struct vcsim_item *item = simfx_item(simfx_sim, "vmop-tiny-ovf", NULL);
     struct vmop_err err = {0};
 
     memset(w, 0, sizeof(*w));
-    ck_assert_ptr_nonnull(item);
-    ck_assert_msg(vim_client_new(&cfg, &w->c, &err) == VMOP_OK, "client: %s", err.msg);
+    w->c = simfx_client(NULL);
     ck_assert_msg(vs_ctx_new(w->c, NULL, &w->ctx, &err) == VMOP_OK, "ctx: %s", err.msg);
     snprintf(w->bios, sizeof(w->bios), "1b7f5a3e-7a44-4f4a-9d0e-3f2c1a9b8c%02d", n);
     snprintf(w->inst, sizeof(w->inst), "5c3b2a19-0817-4e6f-8d5c-4b3a291807%02d", n);
@@ -60,9 +43,9 @@ static void world_init(struct world *w, int n)
     snprintf(w->name, sizeof(w->name), "fields-%d", n);
     w->spec.name = "eth0";
     w->d.datacenter = "DC0";
-    w->d.resource_pool = sim->resource_pool;
-    w->d.folder = sim->folder;
-    w->d.datastore = sim->datastore;
+    w->d.resource_pool = simfx_sim->resource_pool;
+    w->d.folder = simfx_sim->folder;
+    w->d.datastore = simfx_sim->datastore;
     w->d.library_item_id = item->id;
     w->d.image_type = RS_IMAGE_OVF;
     w->d.size.num_cpus = 2;
@@ -77,7 +60,7 @@ static void world_init(struct world *w, int n)
     snprintf(w->d.namespaced_name, sizeof(w->d.namespaced_name), "tenant-a/%s", w->name);
     w->d.nics[0].name = "eth0";
     w->d.nics[0].network = "tenant-net";
-    w->d.nics[0].port_group = sim->portgroups[0];
+    w->d.nics[0].port_group = simfx_sim->portgroups[0];
     w->d.nics[0].spec = &w->spec;
     w->d.n_nics = 1;
     w->d.power = API_POWER_ON;
@@ -236,12 +219,10 @@ END_TEST
 
 int main(void)
 {
+    static const struct vcsim_opts opts = {.vms = VCSIM_NONE, .no_autostart = 1};
     Suite *s = suite_create("fields_sim");
-    TCase *tc = tcase_create("fields");
-    tcase_set_timeout(tc, 120);
-    tcase_add_unchecked_fixture(tc, sim_setup, sim_teardown);
+    TCase *tc = simfx_tcase(s, "fields", &opts, 120);
     tcase_add_test(tc, create_with_every_field);
     tcase_add_test(tc, running_vm_live_and_deferred);
-    suite_add_tcase(s, tc);
     return vmop_check_run(s);
 }

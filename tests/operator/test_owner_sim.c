@@ -20,22 +20,8 @@
 #include "check_main.h"
 #include "guestinfo.h"
 #include "ownership.h"
-#include "vcsim_harness.h"
+#include "sim_fixture.h"
 #include "vmsync.h"
-
-static struct vcsim *sim;
-
-static void sim_setup(void)
-{
-    struct vcsim_opts o = {0}; /* the launcher's default inventory, its VMs among it */
-    sim = vcsim_start_or_exit(&o);
-}
-
-static void sim_teardown(void)
-{
-    vcsim_stop(sim, NULL);
-    sim = NULL;
-}
 
 struct world {
     struct vim_client *c;
@@ -46,23 +32,20 @@ struct world {
 
 static void world_init(struct world *w, int n)
 {
-    struct vim_config cfg = {
-        .url = sim->url, .username = sim->username, .password = sim->password, .timeout_ms = 30000};
-    const struct vcsim_item *item = vcsim_find_item(sim, "vmop-tiny-ovf", NULL);
+    const struct vcsim_item *item = simfx_item(simfx_sim, "vmop-tiny-ovf", NULL);
     struct vmop_err err = {0};
 
     memset(w, 0, sizeof(*w));
-    ck_assert_ptr_nonnull(item);
-    ck_assert_msg(vim_client_new(&cfg, &w->c, &err) == VMOP_OK, "client: %s", err.msg);
+    w->c = simfx_client(NULL);
     ck_assert_msg(vs_ctx_new(w->c, NULL, &w->ctx, &err) == VMOP_OK, "ctx: %s", err.msg);
     snprintf(w->bios, sizeof(w->bios), "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c%02d", n);
     snprintf(w->inst, sizeof(w->inst), "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d%02d", n);
     snprintf(w->uid, sizeof(w->uid), "3c4d5e6f-7a8b-4c9d-8e1f-2a3b4c5d6e%02d", n);
     snprintf(w->name, sizeof(w->name), "own-%d", n);
     w->d.datacenter = "DC0";
-    w->d.resource_pool = sim->resource_pool;
-    w->d.folder = sim->folder;
-    w->d.datastore = sim->datastore;
+    w->d.resource_pool = simfx_sim->resource_pool;
+    w->d.folder = simfx_sim->folder;
+    w->d.datastore = simfx_sim->datastore;
     w->d.library_item_id = item->id;
     w->d.image_type = RS_IMAGE_OVF;
     w->d.size.num_cpus = 1;
@@ -82,27 +65,6 @@ static void world_free(struct world *w)
     vim_client_free(w->c);
 }
 
-/* Every VM whose instance UUID is uuid (the simulator does not enforce uniqueness). */
-static size_t count_by_uuid(struct vim_client *c, const char *uuid)
-{
-    struct vim_entity_list l = {0};
-    struct vmop_err err = {0};
-    size_t n = 0;
-    ck_assert_msg(vim_list(c, NULL, "VirtualMachine", &l, &err) == VMOP_OK, "%s", err.msg);
-    for (size_t i = 0; i < l.n; i++) {
-        struct vim_vm *vm = NULL;
-        if (vim_vm_get(c, &l.items[i].ref, &vm, &err) != VMOP_OK) {
-            vmop_err_clear(&err);
-            continue;
-        }
-        if (vm->instance_uuid && strcasecmp(vm->instance_uuid, uuid) == 0)
-            n++;
-        vim_vm_free(vm);
-    }
-    vim_entity_list_free(&l);
-    return n;
-}
-
 /* What a foreign VM looks like now; compared before and after. */
 struct snap {
     struct vim_vm *vm;
@@ -110,11 +72,9 @@ struct snap {
 
 static void snap_take(struct vim_client *c, const char *path, struct snap *s)
 {
-    struct vim_moref ref;
-    struct vmop_err err = {0};
-    ck_assert_msg(vim_find_by_path(c, path, "VirtualMachine", &ref, &err) == VMOP_OK, "%s: %s",
-                  path, err.msg);
-    ck_assert_msg(vim_vm_get(c, &ref, &s->vm, &err) == VMOP_OK, "%s", err.msg);
+    struct vim_moref ref = simfx_find(c, path, "VirtualMachine");
+
+    s->vm = simfx_vm_get(c, &ref);
     ck_assert_ptr_nonnull(s->vm->instance_uuid);
 }
 
@@ -156,7 +116,7 @@ static void snap_free(struct snap *s)
 
 static void foreign_path(char *buf, size_t size)
 {
-    snprintf(buf, size, "%s/DC0_C0_RP0_VM0", sim->folder);
+    snprintf(buf, size, "%s/DC0_C0_RP0_VM0", simfx_sim->folder);
 }
 
 /* ---- tests ------------------------------------------------------------------------------------
@@ -195,7 +155,8 @@ START_TEST(foreign_instance_uuid_is_a_conflict_and_survives_delete)
     ck_assert_str_eq(out.foreign.ref, s.vm->ref.value);
     ck_assert_ptr_nonnull(strstr(out.message, s.vm->ref.value));
     ck_assert_ptr_nonnull(strstr(out.message, "vmservice.namespacedName"));
-    ck_assert_uint_eq(count_by_uuid(w.c, s.vm->instance_uuid), 1); /* nothing made beside it */
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, s.vm->instance_uuid),
+                      1); /* nothing made beside it */
     vs_outcome_free(&out);
 
     /* also with the moref as status.uniqueID (as if it had been written there) */
@@ -256,7 +217,7 @@ START_TEST(foreign_unique_id_is_ignored_then_a_conflict)
     ck_assert_int_eq(out.created, 0);
     ck_assert_int_eq(out.foreign.by_instance_uuid, 0);
     ck_assert_ptr_nonnull(strstr(out.message, "status.uniqueID"));
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 0);
     vs_outcome_free(&out);
 
     /* and the delete with that status completes, the foreign VM untouched */
@@ -298,13 +259,13 @@ START_TEST(recreated_resource_does_not_inherit_the_old_vm)
     ck_assert_msg(vs_delete(w.ctx, &w.d, old, API_MODE_HARD, &del, &err) == VMOP_OK, "%s", err.msg);
     ck_assert_int_eq(del.destroyed, 0);
     ck_assert_int_eq(del.foreign.found, 1);
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1); /* the old VM is still there */
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 1); /* the old VM is still there */
 
     /* the resource it was made for still owns it */
     w.d.resource_uid = w.uid;
     ck_assert_msg(vs_delete(w.ctx, &w.d, old, API_MODE_HARD, &del, &err) == VMOP_OK, "%s", err.msg);
     ck_assert_int_eq(del.destroyed, 1);
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 0);
     world_free(&w);
 }
 END_TEST
@@ -323,7 +284,7 @@ START_TEST(outside_the_folder_is_not_ours)
     snprintf(own, sizeof(own), "%s", out.obs.vm->ref.value);
     vs_outcome_free(&out);
     /* the same resource bound to another folder (any Folder of the inventory serves) */
-    snprintf(other, sizeof(other), "%s/host", sim->datacenter);
+    snprintf(other, sizeof(other), "%s/host", simfx_sim->datacenter);
     w.d.folder = other;
     ck_assert_msg(vs_observe(w.ctx, &w.d, own, &o, &err) == VMOP_OK, "%s", err.msg);
     ck_assert_int_eq(o.present, 0);
@@ -333,7 +294,7 @@ START_TEST(outside_the_folder_is_not_ours)
     ck_assert_int_eq(vs_apply(w.ctx, &w.d, own, &out, &err), VMOP_E_EXISTS);
     ck_assert_int_eq(out.created, 0);
     vs_outcome_free(&out);
-    w.d.folder = sim->folder;
+    w.d.folder = simfx_sim->folder;
     vmop_err_clear(&err);
     ck_assert_msg(vs_delete(w.ctx, &w.d, own, API_MODE_HARD, &del, &err) == VMOP_OK, "%s", err.msg);
     ck_assert_int_eq(del.destroyed, 1);
@@ -377,7 +338,7 @@ START_TEST(legacy_vm_is_adopted_only_with_the_status_proof)
     ck_assert_int_eq(out.obs.present, 1);
     ck_assert_int_eq(out.obs.legacy, 0);
     vs_outcome_free(&out);
-    ck_assert_msg(vim_vm_get(w.c, &ref, &vm, &err) == VMOP_OK, "%s", err.msg);
+    vm = simfx_vm_get(w.c, &ref);
     ck_assert_str_eq(vim_vm_extra_config(vm, OWN_KEY_UID), w.uid);
     vim_vm_free(vm);
     /* from now on the instance UUID alone finds it */
@@ -393,15 +354,13 @@ END_TEST
 
 int main(void)
 {
+    static const struct vcsim_opts opts = {0}; /* the launcher's default inventory, its VMs */
     Suite *s = suite_create("ownership-sim");
-    TCase *tc = tcase_create("sim");
-    tcase_add_unchecked_fixture(tc, sim_setup, sim_teardown);
-    tcase_set_timeout(tc, 120);
+    TCase *tc = simfx_tcase(s, "sim", &opts, 120);
     tcase_add_test(tc, foreign_instance_uuid_is_a_conflict_and_survives_delete);
     tcase_add_test(tc, foreign_unique_id_is_ignored_then_a_conflict);
     tcase_add_test(tc, recreated_resource_does_not_inherit_the_old_vm);
     tcase_add_test(tc, outside_the_folder_is_not_ours);
     tcase_add_test(tc, legacy_vm_is_adopted_only_with_the_status_proof);
-    suite_add_tcase(s, tc);
     return vmop_check_run(s);
 }

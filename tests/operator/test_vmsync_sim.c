@@ -1,6 +1,6 @@
 /* test_vmsync_sim.c: operator/vm/vmsync.c against the vCenter simulator (suite integration).
  *
- * One simulator per run (started by an unchecked fixture, no generated VMs); every test uses its
+ * One simulator per run (tests/common/sim_fixture.h, no generated VMs); every test uses its
  * own instance UUID and VM name, so tests do not depend on each other's VMs (the image cache
  * template of the OVF item is shared, as in production).
  * Covers: create -> exactly one VM found by instance UUID with CPU, memory, reservations/limits,
@@ -29,26 +29,11 @@
 #include "check_main.h"
 #include "guestinfo.h"
 #include "clone_source.h"
-#include "vcsim_harness.h"
+#include "sim_fixture.h"
 #include "vmsync.h"
 
 #define UD        "#cloud-config\nruncmd: [echo hello]\n"
 #define STATIC_IP "192.168.10.42"
-
-static struct vcsim *sim;
-
-static void sim_setup(void)
-{
-    struct vcsim_opts o = {.vms = VCSIM_NONE, .no_autostart = 1, .datastores = 2};
-
-    sim = vcsim_start_or_exit(&o);
-}
-
-static void sim_teardown(void)
-{
-    vcsim_stop(sim, NULL);
-    sim = NULL;
-}
 
 /* ---- per-test world ---------------------------------------------------------------------------
  */
@@ -68,18 +53,12 @@ static void *next_fault_ud;
 
 static void world_init(struct world *w, int n, const char *item_name)
 {
-    struct vim_config cfg = {.url = sim->url,
-                             .username = sim->username,
-                             .password = sim->password,
-                             .timeout_ms = 30000,
-                             .fault = next_fault,
-                             .fault_ud = next_fault_ud};
-    const struct vcsim_item *item = vcsim_find_item(sim, item_name, NULL);
+    struct vim_config cfg = {.fault = next_fault, .fault_ud = next_fault_ud};
+    const struct vcsim_item *item = simfx_item(simfx_sim, item_name, NULL);
     struct vmop_err err = {0};
 
     memset(w, 0, sizeof(*w));
-    ck_assert_ptr_nonnull(item);
-    ck_assert_msg(vim_client_new(&cfg, &w->c, &err) == VMOP_OK, "client: %s", err.msg);
+    w->c = simfx_client(&cfg);
     ck_assert_msg(vs_ctx_new(w->c, NULL, &w->ctx, &err) == VMOP_OK, "ctx: %s", err.msg);
     snprintf(w->bios, sizeof(w->bios), "0b7f5a3e-7a44-4f4a-9d0e-3f2c1a9b8c%02d", n);
     snprintf(w->inst, sizeof(w->inst), "4c3b2a19-0817-4e6f-8d5c-4b3a291807%02d", n);
@@ -92,9 +71,9 @@ static void world_init(struct world *w, int n, const char *item_name)
     w->spec.gateway4 = "192.168.10.1";
 
     w->d.datacenter = "DC0";
-    w->d.resource_pool = sim->resource_pool;
-    w->d.folder = sim->folder;
-    w->d.datastore = sim->datastore;
+    w->d.resource_pool = simfx_sim->resource_pool;
+    w->d.folder = simfx_sim->folder;
+    w->d.datastore = simfx_sim->datastore;
     w->d.library_item_id = item->id;
     w->d.image_type = strcmp(item->type, "ovf") == 0 ? RS_IMAGE_OVF : RS_IMAGE_VM_TEMPLATE;
     w->d.size.num_cpus = 2;
@@ -109,7 +88,7 @@ static void world_init(struct world *w, int n, const char *item_name)
     snprintf(w->d.namespaced_name, sizeof(w->d.namespaced_name), "tenant-a/%s", w->name);
     w->d.nics[0].name = "eth0";
     w->d.nics[0].network = "tenant-net";
-    w->d.nics[0].port_group = sim->portgroups[0];
+    w->d.nics[0].port_group = simfx_sim->portgroups[0];
     w->d.nics[0].spec = &w->spec;
     w->d.n_nics = 1;
     w->d.cloud_init = 1;
@@ -136,24 +115,6 @@ static void apply_ok(struct world *w, struct vs_outcome *out)
                   vm_step_str(out->failed_step));
     ck_assert_int_eq(out->failed, 0);
     ck_assert_int_eq(out->obs.present, 1);
-}
-
-/* Every VM whose instance UUID is uuid (the simulator does not enforce uniqueness). */
-static size_t count_by_uuid(struct vim_client *c, const char *uuid)
-{
-    struct vim_entity_list l = {0};
-    struct vmop_err err = {0};
-    size_t n = 0;
-    ck_assert_msg(vim_list(c, NULL, "VirtualMachine", &l, &err) == VMOP_OK, "%s", err.msg);
-    for (size_t i = 0; i < l.n; i++) {
-        struct vim_vm *vm = NULL;
-        ck_assert_msg(vim_vm_get(c, &l.items[i].ref, &vm, &err) == VMOP_OK, "%s", err.msg);
-        if (vm->instance_uuid && strcasecmp(vm->instance_uuid, uuid) == 0)
-            n++;
-        vim_vm_free(vm);
-    }
-    vim_entity_list_free(&l);
-    return n;
 }
 
 static size_t count_by_name(struct vim_client *c, const char *name, int *ret_templates)
@@ -227,11 +188,11 @@ static void check_vm(struct world *w, const struct vs_obs *o)
     ck_assert_str_eq(vm->managed_by_ext, "com.vmware.vcenter.wcp");
     ck_assert_str_eq(vm->managed_by_type, "VirtualMachine");
     /* NIC on the DV port group */
-    ck_assert_msg(vim_network_lookup(w->c, NULL, sim->portgroups[0], &net, &err) == VMOP_OK, "%s",
-                  err.msg);
+    ck_assert_msg(vim_network_lookup(w->c, NULL, simfx_sim->portgroups[0], &net, &err) == VMOP_OK,
+                  "%s", err.msg);
     ck_assert_uint_eq(vm->n_nics, 1);
     ck_assert_str_eq(vm->nics[0].device_type, "VirtualVmxnet3");
-    ck_assert_str_eq(vm->nics[0].switch_uuid, sim->dvs_uuid);
+    ck_assert_str_eq(vm->nics[0].switch_uuid, simfx_sim->dvs_uuid);
     ck_assert_str_eq(vm->nics[0].portgroup_key, net->portgroup_key);
     vim_network_free(net);
     /* guestinfo decodes to what was asked */
@@ -276,7 +237,7 @@ START_TEST(create_converges_and_second_apply_is_noop)
     ck_assert(out.did & VM_DID(VM_STEP_CREATE));
     ck_assert(out.did & VM_DID(VM_STEP_POWER_ON));
     ck_assert(!(out.did & VM_DID(VM_STEP_POWER_OFF)));
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 1);
     ck_assert_int_eq(out.obs.vm->power_state, VIM_POWER_ON);
     check_vm(&w, &out.obs);
     ck_assert_int_gt(vs_hw_version(&out.obs), 0);
@@ -295,7 +256,7 @@ START_TEST(create_converges_and_second_apply_is_noop)
     ck_assert_uint_eq(again.did, 0);
     ck_assert_uint_le(soap_calls(w.c) - before, 2);
     ck_assert_str_eq(vs_primary_ip4(&again.obs), STATIC_IP);
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 1);
     vs_outcome_free(&again);
     vs_outcome_free(&out);
     world_free(&w);
@@ -311,20 +272,20 @@ START_TEST(crash_after_clone)
 
     world_init(&w, 2, "vmop-tiny-ovf");
     ck_assert_msg(vs_clone(w.ctx, &w.d, &vm, &err) == VMOP_OK, "%s", err.msg);
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 1);
     /* "restart": a new context, no uniqueID known */
     vs_ctx_free(w.ctx);
     ck_assert(vs_ctx_new(w.c, NULL, &w.ctx, &err) == VMOP_OK);
     apply_ok(&w, &out);
     ck_assert_int_eq(out.created, 0);
     ck_assert_str_eq(out.obs.vm->ref.value, vm.value);
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 1);
     check_vm(&w, &out.obs);
     vs_outcome_free(&out);
 
     /* a stale uniqueID (gone, or now another VM) falls back to the instance UUID */
     {
-        const char *stale[] = {"vm-99999", vcsim_moref(sim, "template_vm")};
+        const char *stale[] = {"vm-99999", vcsim_moref(simfx_sim, "template_vm")};
         for (size_t i = 0; i < 2; i++) {
             struct vs_obs o;
             ck_assert_ptr_nonnull(stale[i]);
@@ -354,8 +315,8 @@ START_TEST(crash_after_cache_deploy)
     ck_assert(csrc_template_name(item->id, item->content_version, name, sizeof(name), &err) ==
               VMOP_OK);
     vim_library_item_free(item);
-    ck_assert(vim_find_by_path(w.c, sim->resource_pool, "ResourcePool", &pool, &err) == VMOP_OK);
-    ck_assert(vim_find_by_path(w.c, sim->folder, "Folder", &folder, &err) == VMOP_OK);
+    pool = simfx_find(w.c, simfx_sim->resource_pool, "ResourcePool");
+    folder = simfx_find(w.c, simfx_sim->folder, "Folder");
     ds.name = name;
     ds.resource_pool_id = pool.value;
     ds.folder_id = folder.value;
@@ -369,7 +330,7 @@ START_TEST(crash_after_cache_deploy)
     ck_assert_int_eq(out.created, 1);
     ck_assert_uint_eq(count_by_name(w.c, name, &templates), 1);
     ck_assert_int_eq(templates, 1);
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 1);
     check_vm(&w, &out.obs);
     vs_outcome_free(&out);
     world_free(&w);
@@ -418,7 +379,7 @@ START_TEST(vm_template_item_concurrent_creates)
         ck_assert_int_eq(p[i].out.created, 1);
         ck_assert_int_eq(p[i].out.obs.vm->power_state, VIM_POWER_ON);
         check_vm(p[i].w, &p[i].out.obs);
-        ck_assert_uint_eq(count_by_uuid(w1.c, p[i].w->inst), 1);
+        ck_assert_uint_eq(simfx_count_by_uuid(w1.c, p[i].w->inst), 1);
         vs_outcome_free(&p[i].out);
     }
     ck_assert(vim_library_item_get(w1.c, w1.d.library_item_id, &item, &err) == VMOP_OK);
@@ -484,7 +445,7 @@ START_TEST(power_states_and_modes)
     ck_assert_int_eq(out.obs.vm->num_cpu, 4);
     ck_assert_int_eq(out.obs.vm->power_state, VIM_POWER_OFF);
     vs_outcome_free(&out);
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 1);
     world_free(&w);
 }
 END_TEST
@@ -507,7 +468,7 @@ START_TEST(delete_twice)
     ck_assert_int_eq(del.gone, 1);
     ck_assert_int_eq(del.destroyed, 1);
     ck_assert_int_eq(vim_find_vm_by_uuid(w.c, w.inst, 1, &ref, &err), VMOP_E_NOT_FOUND);
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 0);
     vmop_err_clear(&err);
     before = soap_calls(w.c);
     ck_assert_msg(vs_delete(w.ctx, &w.d, id, API_MODE_UNSET, &del, &err) == VMOP_OK, "%s", err.msg);
@@ -532,15 +493,15 @@ START_TEST(bad_port_group_fails_before_create)
     ck_assert_int_eq(out.failed_step, VM_STEP_LOOKUP);
     ck_assert_ptr_nonnull(strstr(out.message, "no-such-pg"));
     ck_assert_int_eq(out.created, 0);
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 0);
     vs_outcome_free(&out);
 
     /* a standard network is not a DV port group */
     vmop_err_clear(&err);
-    w.d.nics[0].port_group = sim->network;
+    w.d.nics[0].port_group = simfx_sim->network;
     ck_assert_int_ne(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_OK);
     ck_assert_str_eq(out.fault, "NotSupported");
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 0);
     vs_outcome_free(&out);
     world_free(&w);
 }
@@ -553,7 +514,7 @@ START_TEST(missing_pool_fails_nothing_created)
     struct vmop_err err = {0};
     char pool[512];
     world_init(&w, 8, "vmop-tiny-ovf");
-    snprintf(pool, sizeof(pool), "%s/no-such-pool", sim->resource_pool);
+    snprintf(pool, sizeof(pool), "%s/no-such-pool", simfx_sim->resource_pool);
     w.d.resource_pool = pool;
     ck_assert_int_ne(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_OK);
     ck_assert_int_eq(out.failed, 1);
@@ -562,7 +523,7 @@ START_TEST(missing_pool_fails_nothing_created)
     ck_assert_ptr_nonnull(strstr(out.message, "no-such-pool"));
     ck_assert_int_eq(out.created, 0);
     ck_assert_int_eq(out.obs.present, 0);
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 0);
     vs_outcome_free(&out);
     world_free(&w);
 }
@@ -575,13 +536,15 @@ START_TEST(min_host_mhz)
     int64_t mhz = 0, mhz2 = 0;
     uint64_t before;
     world_init(&w, 9, "vmop-tiny-ovf");
-    ck_assert_msg(vs_min_host_mhz(w.ctx, sim->resource_pool, &mhz, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_min_host_mhz(w.ctx, simfx_sim->resource_pool, &mhz, &err) == VMOP_OK, "%s",
+                  err.msg);
     ck_assert_int_gt(mhz, 0);
     before = soap_calls(w.c);
-    ck_assert(vs_min_host_mhz(w.ctx, sim->resource_pool, &mhz2, &err) == VMOP_OK);
+    ck_assert(vs_min_host_mhz(w.ctx, simfx_sim->resource_pool, &mhz2, &err) == VMOP_OK);
     ck_assert_int_eq(mhz2, mhz);
     ck_assert_uint_eq(soap_calls(w.c) - before, 0); /* cached */
-    ck_assert_msg(vs_min_host_mhz(w.ctx, sim->cluster, &mhz2, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_min_host_mhz(w.ctx, simfx_sim->cluster, &mhz2, &err) == VMOP_OK, "%s",
+                  err.msg);
     ck_assert_int_eq(mhz2, mhz);
     ck_assert_int_eq(vs_min_host_mhz(w.ctx, "/DC0/host/nope", &mhz2, &err), VMOP_E_NOT_FOUND);
     ck_assert_str_eq(err.fault, "NotFound");
@@ -595,15 +558,6 @@ END_TEST
 #define POLICY       "aa6d5a82-1c88-45da-85d3-3d74b91a5bad" /* the simulator's vSAN default */
 #define SECOND_DS    "/DC0/datastore/LocalDS_1"
 #define POLICY_CLASS "wcp-policy"
-
-static struct vim_moref find_ds(struct vim_client *c, const char *path)
-{
-    struct vim_moref ref;
-    struct vmop_err err = {0};
-    ck_assert_msg(vim_find_by_path(c, path, "Datastore", &ref, &err) == VMOP_OK, "%s: %s", path,
-                  err.msg);
-    return ref;
-}
 
 struct method_count {
     const char *method;
@@ -630,7 +584,7 @@ START_TEST(storage_policy_prefers_binding_datastore)
     struct vs_outcome out;
     struct vim_moref second;
     world_init(&w, 20, "vmop-tiny-ovf");
-    second = find_ds(w.c, SECOND_DS);
+    second = simfx_find(w.c, SECOND_DS, "Datastore");
     w.d.storage_class = POLICY_CLASS;
     w.d.storage_policy_id = POLICY;
     w.d.datastore = SECOND_DS; /* the binding's datastore, compatible with the policy */
@@ -645,7 +599,7 @@ START_TEST(storage_policy_prefers_binding_datastore)
         ck_assert_msg(out.obs.vm->disks[i].file_name &&
                           strncmp(out.obs.vm->disks[i].file_name, "[LocalDS_1]", 11) == 0,
                       "disk %zu at %s", i, out.obs.vm->disks[i].file_name);
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 1);
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 1);
     ck_assert_uint_ge(method_calls(w.c, "PbmCheckRequirements"), 1); /* chosen by the policy */
     vs_outcome_free(&out);
     world_free(&w);
@@ -662,8 +616,7 @@ START_TEST(storage_policy_first_compatible_and_cached)
     uint64_t before;
 
     world_init(&w, 21, "vmop-tiny-ovf");
-    ck_assert_msg(vim_find_by_path(w.c, sim->cluster, NULL, &cluster, &err) == VMOP_OK, "%s",
-                  err.msg);
+    cluster = simfx_find(w.c, simfx_sim->cluster, NULL);
     ck_assert_msg(vim_compute_datastores(w.c, &cluster, &cands, &n_cands, &err) == VMOP_OK, "%s",
                   err.msg);
     ck_assert_uint_eq(n_cands, 2);
@@ -721,7 +674,7 @@ START_TEST(unknown_policy_fails_nothing_created)
     ck_assert_ptr_nonnull(strstr(out.message, "\"gold\""));
     ck_assert_int_eq(out.created, 0);
     ck_assert_int_eq(out.obs.present, 0);
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 0);
     {
         int templates = 0;
         ck_assert_uint_eq(count_by_name(w.c, w.name, &templates), 0);
@@ -761,7 +714,7 @@ START_TEST(fence_closed_creates_nothing)
     ck_assert_int_eq(out.failed, 1);
     ck_assert_int_eq(out.created, 0);
     ck_assert_ptr_nonnull(strstr(err.msg, "leadership"));
-    ck_assert_uint_eq(count_by_uuid(w.c, w.inst), 0);
+    ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 0);
     vs_outcome_free(&out);
     world_free(&w);
 }
@@ -818,13 +771,14 @@ static unsigned long create_failing_at(struct world *w, struct failn *f, unsigne
                   mode == VIM_FAULT_BEFORE ? "before" : "after", err.msg);
     ck_assert_int_eq(out.obs.present, 1);
     ck_assert_int_eq(out.obs.vm->power_state, VIM_POWER_ON);
-    ck_assert_msg(count_by_uuid(w->c, w->inst) == 1, "fail at %lu (%s): %zu VMs", n,
-                  mode == VIM_FAULT_BEFORE ? "before" : "after", count_by_uuid(w->c, w->inst));
+    ck_assert_msg(simfx_count_by_uuid(w->c, w->inst) == 1, "fail at %lu (%s): %zu VMs", n,
+                  mode == VIM_FAULT_BEFORE ? "before" : "after",
+                  simfx_count_by_uuid(w->c, w->inst));
     snprintf(id, sizeof(id), "%s", out.obs.vm->ref.value);
     vs_outcome_free(&out);
     ck_assert_msg(vs_delete(w->ctx, &w->d, id, API_MODE_UNSET, &del, &err) == VMOP_OK, "%s",
                   err.msg);
-    ck_assert_uint_eq(count_by_uuid(w->c, w->inst), 0);
+    ck_assert_uint_eq(simfx_count_by_uuid(w->c, w->inst), 0);
     return used;
 }
 
@@ -855,10 +809,9 @@ END_TEST
 
 int main(void)
 {
+    static const struct vcsim_opts opts = {.vms = VCSIM_NONE, .no_autostart = 1, .datastores = 2};
     Suite *s = suite_create("vmsync");
-    TCase *tc = tcase_create("sim");
-    tcase_add_unchecked_fixture(tc, sim_setup, sim_teardown);
-    tcase_set_timeout(tc, 120);
+    TCase *tc = simfx_tcase(s, "sim", &opts, 120);
     tcase_add_test(tc, create_converges_and_second_apply_is_noop);
     tcase_add_test(tc, crash_after_clone);
     tcase_add_test(tc, crash_after_cache_deploy);
@@ -873,6 +826,5 @@ int main(void)
     tcase_add_test(tc, unknown_policy_fails_nothing_created);
     tcase_add_test(tc, fence_closed_creates_nothing);
     tcase_add_test(tc, fail_at_n_converges_to_one_vm);
-    suite_add_tcase(s, tc);
     return vmop_check_run(s);
 }
