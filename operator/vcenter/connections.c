@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmop_base64.h"
+#include "api_secret.h"
 
 #define VC_MAX_ENDPOINTS 64
 #define VC_MAX_CRED      4096
@@ -74,22 +74,15 @@ void vcenters_free(struct vcenters *v)
     free(v);
 }
 
-/* A Secret value (data: base64, or stringData) into a malloc'd string. */
+/* A credential from the endpoint's Secret (api_secret.h) into a malloc'd string. */
 static vmop_rc secret_value(const cJSON *secret, const char *key, char **ret, struct vmop_err *err)
 {
-    const cJSON *sd = cJSON_GetObjectItemCaseSensitive(secret, "stringData");
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(secret, "data");
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(sd, key);
-    size_t len = 0;
-    if (cJSON_IsString(v) && strlen(v->valuestring) < VC_MAX_CRED) {
-        *ret = strdup(v->valuestring);
-        return *ret ? VMOP_OK : vmop_fail(err, VMOP_E_NOMEM, "out of memory");
-    }
-    v = cJSON_GetObjectItemCaseSensitive(d, key);
-    if (!cJSON_IsString(v) || strlen(v->valuestring) > VC_MAX_CRED)
+    vmop_rc rc = api_secret_value(secret, key, VC_MAX_CRED, ret, NULL, NULL);
+    if (rc == VMOP_E_NOMEM)
+        return vmop_fail(err, rc, "out of memory");
+    if (rc == VMOP_E_NOT_FOUND || rc == VMOP_E_TOOBIG)
         return vmop_fail(err, VMOP_E_INVALID, "credentials Secret has no key '%s'", key);
-    if (vmop_base64_decode(v->valuestring, strlen(v->valuestring), VMOP_B64_LENIENT, ret, &len,
-                           NULL) != VMOP_OK)
+    if (rc != VMOP_OK)
         return vmop_fail(err, VMOP_E_INVALID, "credentials Secret key '%s' is not base64", key);
     return VMOP_OK;
 }

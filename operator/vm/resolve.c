@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api_secret.h"
 #include "api_quantity.h"
 #include "guestinfo.h"
 #include "vbuf.h"
@@ -112,29 +113,12 @@ void rs_references(const struct api_vm *vm, struct rs_refs *ret_refs)
 /* ---- secrets ------------------------------------------------------------------------------------
  */
 
-/* Value of `key` in a Secret (data is base64, stringData plain). *ret is malloc'd, NUL-terminated,
- * and must be gi_free_secret()d. VMOP_E_NOT_FOUND when the key is absent. */
+/* Value of `key` in a Secret (api_secret.h). *ret must be gi_free_secret()d. VMOP_E_NOT_FOUND when
+ * the key is absent. */
 static vmop_rc secret_value(const cJSON *secret, const char *key, char **ret, size_t *ret_len,
                             struct vmop_err *err)
 {
-    const char *v = jstr(jpath(secret, "stringData", key, NULL, NULL));
-    if (v) {
-        char *copy = strdup(v);
-        if (!copy)
-            return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
-        *ret = copy;
-        *ret_len = strlen(copy);
-        return VMOP_OK;
-    }
-    v = jstr(jpath(secret, "data", key, NULL, NULL));
-    if (!v)
-        return VMOP_E_NOT_FOUND;
-    if (!*v) {
-        *ret = strdup("");
-        *ret_len = 0;
-        return *ret ? VMOP_OK : vmop_fail(err, VMOP_E_NOMEM, "out of memory");
-    }
-    return gi_decode(v, "base64", ret, ret_len, err);
+    return api_secret_value(secret, key, 0, ret, ret_len, err);
 }
 
 /* ---- the checks, one per condition -------------------------------------------------------------

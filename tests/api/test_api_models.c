@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "api_secret.h"
 #include "api_admin.h"
 #include "api_class.h"
 #include "api_image.h"
@@ -209,11 +210,51 @@ START_TEST(admin_ipv4_pool)
 }
 END_TEST
 
+/* One Secret value: stringData wins over data, data is base64 (lenient), empty is "", absent is
+ * NOT_FOUND, bad base64 INVALID without the value in the message, a bound is TOOBIG. */
+START_TEST(secret_values)
+{
+    const char *json = "{\"data\":{\"a\":\"aGVsbG8=\",\"b\":\"aGVsbG8\",\"e\":\"\","
+                       "\"bad\":\"c2VjcmV0!!\",\"s\":\"ZnJvbS1kYXRh\"},"
+                       "\"stringData\":{\"s\":\"from-stringData\"}}";
+    cJSON *sec = cJSON_Parse(json);
+    struct vmop_err err = {0};
+    char *v = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(api_secret_value(sec, "a", 0, &v, &n, &err), VMOP_OK);
+    ck_assert_str_eq(v, "hello");
+    ck_assert_uint_eq(n, 5);
+    vmop_free_secret_n(v, n + 1);
+    ck_assert_int_eq(api_secret_value(sec, "b", 0, &v, &n, &err), VMOP_OK); /* unpadded */
+    ck_assert_str_eq(v, "hello");
+    vmop_free_secret_n(v, n + 1);
+    ck_assert_int_eq(api_secret_value(sec, "s", 0, &v, &n, &err), VMOP_OK);
+    ck_assert_str_eq(v, "from-stringData");
+    vmop_free_secret_n(v, n + 1);
+    ck_assert_int_eq(api_secret_value(sec, "e", 0, &v, &n, &err), VMOP_OK);
+    ck_assert_str_eq(v, "");
+    vmop_free_secret_n(v, n + 1);
+    ck_assert_int_eq(api_secret_value(sec, "missing", 0, &v, &n, &err), VMOP_E_NOT_FOUND);
+    ck_assert_ptr_null(v);
+    ck_assert_int_eq(api_secret_value(sec, "bad", 0, &v, &n, &err), VMOP_E_INVALID);
+    ck_assert_ptr_null(strstr(err.msg, "c2VjcmV0"));
+    vmop_err_clear(&err);
+    ck_assert_int_eq(api_secret_value(sec, "a", 4, &v, &n, &err), VMOP_E_TOOBIG);
+    ck_assert_ptr_null(v);
+    vmop_err_clear(&err);
+    ck_assert_int_eq(api_secret_value(sec, "s", 4, &v, &n, &err), VMOP_E_TOOBIG);
+    vmop_err_clear(&err);
+    ck_assert_int_eq(api_secret_value(NULL, "a", 0, &v, &n, &err), VMOP_E_NOT_FOUND);
+    cJSON_Delete(sec);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("api_models");
     TCase *tc = tcase_create("models");
     tcase_add_test(tc, class_sizing);
+    tcase_add_test(tc, secret_values);
     tcase_add_test(tc, class_invalid);
     tcase_add_test(tc, image_resolution);
     tcase_add_test(tc, service_rules);
