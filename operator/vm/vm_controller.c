@@ -26,6 +26,7 @@
 #include "metrics.h"
 #include "ownership.h"
 #include "probe.h"
+#include "reconcile_rules.h"
 #include "resolve.h"
 #include "status.h"
 #include "change_feed.h"
@@ -1614,30 +1615,6 @@ static long long observed_generation(const struct api_vm *vm)
 }
 
 /* What the reconcile did that was not asked for by a spec change: drift brought back. */
-static void drift_events(struct rctx *r, const struct vs_outcome *out)
-{
-    if (out->created || !out->did)
-        return;
-    if (r->vm->power_state == API_POWER_ON && r->vm->status_power_state == API_POWER_ON &&
-        did(out, VM_STEP_POWER_ON)) {
-        __atomic_add_fetch(&r->c->drifts, 1, __ATOMIC_RELAXED);
-        event(r, "Warning", "PowerStateDrift",
-              "expected PoweredOn, observed not powered on (changed outside vmop): powered on");
-    } else if (r->vm->power_state == API_POWER_OFF && r->vm->status_power_state == API_POWER_OFF &&
-               did(out, VM_STEP_POWER_OFF)) {
-        __atomic_add_fetch(&r->c->drifts, 1, __ATOMIC_RELAXED);
-        event(r, "Warning", "PowerStateDrift",
-              "expected PoweredOff, observed %s (changed outside vmop): powered off", "PoweredOn");
-    }
-    /* a reconfigure without a spec change (same generation as the last status, same class) is
-     * drift: the fields vmop owns were changed in vCenter */
-    if (did(out, VM_STEP_RECONFIGURE) && r->vm->status_unique_id && *r->vm->status_unique_id &&
-        !class_changed(r->vm) && observed_generation(r->vm) == r->vm->generation) {
-        __atomic_add_fetch(&r->c->drifts, 1, __ATOMIC_RELAXED);
-        event(r, "Warning", "ConfigurationDrift", "changed outside vmop, set back: %s", out->done);
-    }
-}
-
 /* Once the class's CPU and memory are applied, records which class version sized the VM as VM
  * Operator does: annotation vmoperator.vmware.com/last-resized-vm-class =
  * {"name":...,"uid":...,"generation":N}. Written only when it changes. */
@@ -1910,69 +1887,61 @@ static vmop_rc step_apply(struct rctx *r, struct pass *p, int *stop, struct vmop
     return VMOP_OK;
 }
 
-/* What vmsync did (or found), as events and log lines; a failure as CreateFailed or
- * ReconcileFailed, with the status written and the reconcile stopped. */
+/* What vmsync did (or found), as events (reconcile_rules.h) and log lines; a failure also
+ * stops the reconcile, with the status written. */
 static vmop_rc step_events(struct rctx *r, struct pass *p, int *stop, struct vmop_err *err)
 {
     const struct vs_outcome *out = &p->out;
-    const char *id = p->so.unique_id ? p->so.unique_id : "";
     struct st_input *si = &p->si;
+    struct rr_apply_facts f;
+    struct rr_event ev[RR_MAX_EVENTS];
+    size_t n;
 
     *stop = 0;
-    if (out->created && r->vm->status_unique_id && *r->vm->status_unique_id) {
-        /* deleted in vCenter while the resource exists: recreated (docs/user-guide.md) */
-        event(r, "Warning", "VirtualMachineNotFound",
-              "virtual machine %s was not found in vCenter (deleted outside vmop): recreated as "
-              "%s with the same identity",
-              r->vm->status_unique_id, id);
+    if (p->arc != VMOP_OK) {
+        *stop = 1;
+        p->write = 1;
+        st_reason_for(p->arc, out->fault[0] ? out->fault : err->fault, p->reason,
+                      sizeof(p->reason));
+        si->kind = ST_FAILED;
+        si->fail_step = out->failed_step;
+        si->fail_reason = p->reason;
+        si->fail_message = out->message[0] ? out->message : err->msg;
     }
-    if (out->foreign.found && p->so.present) /* the status.uniqueID hint named another VM */
-        event(r, "Warning", OWN_REASON_CONFLICT,
-              "status.uniqueID named VM %s, which is not this resource's (%s): ignored and left "
-              "untouched; this resource's VM is %s",
-              out->foreign.ref, out->foreign.why, id);
-    if (out->adopted) {
-        event(r, "Normal", "Adopted",
-              "virtual machine %s was created by an earlier vmop release: marked with %s", id,
-              OWN_KEY_UID);
-        vlog(VLOG_INFO, LOGGER, r->key, "adopted %s (added %s)", id, OWN_KEY_UID);
+    memset(&f, 0, sizeof(f));
+    f.did = out->did;
+    f.created = out->created;
+    f.adopted = out->adopted;
+    f.present = p->so.present;
+    f.unique_id = p->so.unique_id;
+    f.prior_unique_id = r->vm->status_unique_id;
+    f.foreign_ref = out->foreign.found ? out->foreign.ref : NULL;
+    f.foreign_why = out->foreign.why;
+    f.done = out->done;
+    f.restart_how = out->restart_how;
+    f.restart_mode = pl_mode_str(pl_mode_from_api(r->vm->restart_mode));
+    f.restart_for = r->vm->next_restart_time;
+    f.want = r->vm->power_state;
+    f.was = r->vm->status_power_state;
+    f.spec_unchanged = !class_changed(r->vm) && observed_generation(r->vm) == r->vm->generation;
+    f.failed_step = p->arc != VMOP_OK ? si->fail_step : VM_STEP_NONE;
+    f.fail_reason = si->fail_reason;
+    f.fail_message = si->fail_message;
+    n = rr_apply_events(&f, ev, RR_MAX_EVENTS);
+    for (size_t i = 0; i < n; i++) {
+        event(r, ev[i].type, ev[i].reason, "%s", ev[i].message);
+        if (ev[i].drift)
+            __atomic_add_fetch(&r->c->drifts, 1, __ATOMIC_RELAXED);
     }
+    if (out->adopted)
+        vlog(VLOG_INFO, LOGGER, r->key, "adopted %s (added %s)", f.unique_id ? f.unique_id : "",
+             OWN_KEY_UID);
     if (out->created) {
         __atomic_add_fetch(&r->c->creates, 1, __ATOMIC_RELAXED);
-        event(r, "Normal", "Created", "virtual machine %s created in vCenter", id);
-        vlog(VLOG_INFO, LOGGER, r->key, "created %s", id);
+        vlog(VLOG_INFO, LOGGER, r->key, "created %s", f.unique_id ? f.unique_id : "");
     }
-    drift_events(r, out);
-    if (did(out, VM_STEP_POWER_ON))
-        event(r, "Normal", "PoweredOn", "virtual machine powered on");
-    if (did(out, VM_STEP_POWER_OFF))
-        event(r, "Normal", "PowerOff", "virtual machine powered off");
-    if (did(out, VM_STEP_SUSPEND))
-        event(r, "Normal", "Suspended", "virtual machine suspended");
-    if (did(out, VM_STEP_RECONFIGURE) && !out->created)
-        event(r, "Normal", "Reconfigured", "%s", out->done);
-    if (did(out, VM_STEP_RESTART))
-        event(r, "Normal", "Restarted",
-              "virtual machine restarted (%s, restartMode %s) for nextRestartTime %s",
-              out->restart_how, pl_mode_str(pl_mode_from_api(r->vm->restart_mode)),
-              r->vm->next_restart_time);
     if (out->done[0])
         vlog(VLOG_INFO, LOGGER, r->key, "done: %s", out->done);
-    if (p->arc == VMOP_OK)
-        return VMOP_OK;
-    *stop = 1;
-    st_reason_for(p->arc, out->fault[0] ? out->fault : err->fault, p->reason, sizeof(p->reason));
-    si->kind = ST_FAILED;
-    si->fail_step = out->failed_step;
-    si->fail_reason = p->reason;
-    si->fail_message = out->message[0] ? out->message : err->msg;
-    /* a storage policy that cannot be satisfied stops the create before it starts */
-    event(r, "Warning",
-          si->fail_step == VM_STEP_CREATE || si->fail_step == VM_STEP_STORAGE ? "CreateFailed"
-          : si->fail_step == VM_STEP_RESTART                                  ? "RestartFailed"
-                                                                              : "ReconcileFailed",
-          "%s failed with %s: %s", vm_step_str(si->fail_step), p->reason, si->fail_message);
-    p->write = 1;
     return p->arc;
 }
 
@@ -1994,21 +1963,22 @@ static vmop_rc finish_status(struct rctx *r, struct pass *p, vmop_rc rc, struct 
 static void step_requeue(struct rctx *r, const struct pass *p)
 {
     const struct st_obs *so = &p->so;
+    struct rr_requeue_facts f;
     int live, watching;
 
     feed_state(r->c, r->endpoint ? r->endpoint->name : NULL, so->present ? so->unique_id : NULL,
                &live, &watching);
-    if (so->present && so->power == API_POWER_ON && !r->vm->network_disabled &&
-        (!so->primary_ip4 || !*so->primary_ip4) && !live)
-        r->requeue_ms = VMC_WAIT_DELAY_MS;
-    else if (!so->present)
-        r->requeue_ms = VMC_WAIT_MAX_MS;
-    else if (p->si.probe == ST_PROBE_NOT_READY || p->si.probe == ST_PROBE_UNKNOWN)
-        r->requeue_ms = VMC_WAIT_MAX_MS;
-    else if (live && so->unique_id && !watching)
-        /* the feed has not seen this VM yet (just created, or outside the watched folders): a
-         * VM destroyed before the feed's next round would never be reported, so look again */
-        r->requeue_ms = p->out.created ? VMC_WAIT_DELAY_MS : unwatched_requeue_ms(p->obj);
+    memset(&f, 0, sizeof(f));
+    f.present = so->present;
+    f.powered_on = so->power == API_POWER_ON;
+    f.network_disabled = r->vm->network_disabled;
+    f.has_ip = so->primary_ip4 && *so->primary_ip4;
+    f.probe_pending = p->si.probe == ST_PROBE_NOT_READY || p->si.probe == ST_PROBE_UNKNOWN;
+    f.feed_live = live;
+    f.feed_holds_vm = watching || !so->unique_id;
+    f.created = p->out.created;
+    f.unwatched_ms = unwatched_requeue_ms(p->obj);
+    r->requeue_ms = rr_requeue_ms(&f, VMC_WAIT_DELAY_MS, VMC_WAIT_MAX_MS);
 }
 
 static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
