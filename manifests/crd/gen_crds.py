@@ -219,17 +219,14 @@ def older_schema(kind_desc):
 # Printer columns where an older version differs (vm-operator.md section 1): v1alpha1's own,
 # and v1alpha2's VM Image column (v1alpha2 has no spec.image, only imageName).
 _A1_AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
+_VM_OLD = [{"name": "Power-State", "type": "string", "jsonPath": ".status.powerState"},
+           {"name": "Class", "type": "string", "jsonPath": ".spec.className", "priority": 1},
+           {"name": "Image", "type": "string", "jsonPath": ".spec.imageName", "priority": 1}]
 OLD_COLUMNS = {
-    ("VirtualMachine", "v1alpha1"): [
-        {"name": "Power-State", "type": "string", "jsonPath": ".status.powerState"},
-        {"name": "Class", "type": "string", "jsonPath": ".spec.className", "priority": 1},
-        {"name": "Image", "type": "string", "jsonPath": ".spec.imageName", "priority": 1},
+    ("VirtualMachine", "v1alpha1"): _VM_OLD + [
         {"name": "Primary-IP", "type": "string", "jsonPath": ".status.vmIp", "priority": 1},
         _A1_AGE],
-    ("VirtualMachine", "v1alpha2"): [
-        {"name": "Power-State", "type": "string", "jsonPath": ".status.powerState"},
-        {"name": "Class", "type": "string", "jsonPath": ".spec.className", "priority": 1},
-        {"name": "Image", "type": "string", "jsonPath": ".spec.imageName", "priority": 1},
+    ("VirtualMachine", "v1alpha2"): _VM_OLD + [
         {"name": "Primary-IP4", "type": "string", "jsonPath": ".status.network.primaryIP4", "priority": 1},
         _A1_AGE],
     ("VirtualMachineClass", "v1alpha1"): [

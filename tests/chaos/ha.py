@@ -52,6 +52,27 @@ def log(msg):
     print("  [%s] %s" % (time.strftime("%H:%M:%S"), msg), flush=True)
 
 
+def pump(a, b, stop=lambda: False, hold=lambda: False, tick=1.0):
+    """Bytes both ways between two sockets until either side closes or stop() is true; while
+    hold() is true nothing moves and nothing closes (a partition that drops packets)."""
+    try:
+        while not stop():
+            if hold():
+                time.sleep(tick)
+                continue
+            r, _, _ = select.select([a, b], [], [], tick)
+            for x in r:
+                d = x.recv(65536)
+                if not d:
+                    return
+                (b if x is a else a).sendall(d)
+    except OSError:
+        pass
+    finally:
+        a.close()
+        b.close()
+
+
 class Proxy(threading.Thread):
     """127.0.0.1:0 -> 127.0.0.1:target, byte for byte; cut() closes everything and refuses."""
 
@@ -91,22 +112,7 @@ class Proxy(threading.Thread):
             threading.Thread(target=self.pump, args=(c, u), daemon=True).start()
 
     def pump(self, a, b):
-        try:
-            while not self.cut_ev.is_set():
-                if self.hole_ev.is_set():  # packets are dropped: nothing moves, nothing closes
-                    time.sleep(0.2)
-                    continue
-                r, _, _ = select.select([a, b], [], [], 0.2)
-                for s in r:
-                    d = s.recv(65536)
-                    if not d:
-                        return
-                    (b if s is a else a).sendall(d)
-        except OSError:
-            pass
-        finally:
-            a.close()
-            b.close()
+        pump(a, b, stop=self.cut_ev.is_set, hold=self.hole_ev.is_set, tick=0.2)
 
     def cut(self):
         self.cut_ev.set()
@@ -125,23 +131,6 @@ class Proxy(threading.Thread):
         self.hole_ev.clear()
         self.cut()
         self.ls.close()
-
-
-def pump(a, b):
-    """Bytes both ways between two sockets until either side closes."""
-    try:
-        while True:
-            r, _, _ = select.select([a, b], [], [], 1.0)
-            for x in r:
-                d = x.recv(65536)
-                if not d:
-                    return
-                (b if x is a else a).sendall(d)
-    except OSError:
-        pass
-    finally:
-        a.close()
-        b.close()
 
 
 class WebhookService(threading.Thread):
