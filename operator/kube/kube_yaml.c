@@ -1,644 +1,573 @@
-/* kube_yaml.c: the YAML subset parser for kubeconfig files (see kube_yaml.h for the subset).
+/* kube_yaml.c: YAML (kubeconfigs, Kubernetes manifests) to cJSON, on libyaml's event parser (see
+ * kube_yaml.h for what is read and what is refused).
  *
- * Works on lines: the input is copied, split into lines, comments are cut and blank lines dropped,
- * each line keeps its indentation. Block structure is then recursive descent over those lines;
- * scalars and single-line flow collections are parsed from the line text. Every size is bounded
- * (input, depth, node count). Messages carry line numbers only, never content.
+ * Owns: the event loop over yaml_parser_parse, the stack of open collections (one frame each,
+ * holding the pending mapping key and that mapping's keys for the duplicate check), the anchors
+ * and their alias expansion under the node budget, the "<<" merge key, YAML 1.2 core resolution
+ * of plain scalars, and turning libyaml's errors into vmop_err messages that name a line and
+ * column and libyaml's fixed problem text, never content.
+ *
+ * Ownership: a collection is attached to its parent (or made the root) when it opens, so the tree
+ * under p->root owns every node in it; frames only borrow theirs. Nodes outside the tree (merge
+ * sources, anchored mapping keys) are owned by p->spare. Anchors live in p->anchors (a list the
+ * parser frees) and are found by name through p->anchor_names (values borrowed).
  */
 #include "kube_yaml.h"
 
-#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube_util.h"
-#include "vbuf.h"
+#include <yaml.h>
 
-struct yline {
-    int indent;
-    int lineno;
-    char *s; /* points into the parser's copy; NUL-terminated, comment cut, right-trimmed */
+#include "vmop_map.h"
+
+#define KEY_SCAN 16 /* a mapping with more keys checks duplicates through a hash map */
+
+struct anchor {
+    struct anchor *next; /* p->anchors */
+    cJSON *node;         /* borrowed: in the tree or in p->spare */
+    size_t nodes;        /* nodes in the subtree: what an alias to it spends of the budget */
+    int height;          /* collection levels in it (0: a scalar) */
+    int done;            /* 0 while the node is still open: an alias to it would recurse */
+};
+
+struct frame {
+    cJSON *node;           /* borrowed (attached to its parent or the root when opened) */
+    struct anchor *anchor; /* the collection's anchor, or NULL */
+    size_t nodes_at_start; /* p->nodes before this collection was counted */
+    int height;            /* the largest height of a child so far */
+    /* mappings only */
+    char *key;              /* the pending key (owned), NULL when a key comes next */
+    int merge;              /* the pending key is the merge key "<<" */
+    int merged;             /* a "<<" was seen (a second one is a duplicate key) */
+    yaml_mark_t merge_mark; /* where that "<<" is */
+    const cJSON *merge_src; /* the "<<" value (owned by p->spare), or NULL */
+    size_t nkeys;           /* members in node */
+    struct vmop_map keys;   /* every key once nkeys > KEY_SCAN (values unused) */
 };
 
 struct yparser {
-    struct yline *lines;
-    size_t n, i;
+    struct frame stack[KUBE_YAML_MAX_DEPTH];
     int depth;
     size_t nodes;
+    int documents;
+    cJSON *root;
+    cJSON *spare; /* an array: nodes outside the tree that anchors may point to */
+    struct anchor *anchors;
+    struct vmop_map anchor_names;
     struct vmop_err *err;
 };
 
-static cJSON *parse_block(struct yparser *p);
-
-static vmop_rc yfail(struct yparser *p, vmop_rc rc, int lineno, const char *what)
+static vmop_rc yfail(struct yparser *p, vmop_rc rc, yaml_mark_t m, const char *what)
 {
-    return vmop_fail(p->err, rc, "kubeconfig YAML line %d: %s", lineno, what);
+    return vmop_fail(p->err, rc, "kubeconfig YAML line %zu column %zu: %s", m.line + 1,
+                     m.column + 1, what);
 }
 
-/* An empty node (YAML null); NULL after recording NOMEM. */
-static cJSON *null_node(struct yparser *p, int lineno)
+/* libyaml's own error. Its problem and context strings are string literals (every
+ * yaml_parser_set_*_error call in reader.c, scanner.c and parser.c passes one, e.g. "found
+ * unexpected end of stream", "while scanning a quoted scalar"), so they carry no content.
+ * problem_value (a reader error's offending byte) is content and is not printed. */
+static vmop_rc lib_fail(struct yparser *p, const yaml_parser_t *ps, const char *text, size_t len)
 {
-    cJSON *v = cJSON_CreateNull();
-    if (!v)
-        yfail(p, VMOP_E_NOMEM, lineno, "out of memory");
-    return v;
-}
-
-/* obj[key] = v, taking key and v (both freed here on failure; key always). v NULL (its failure
- * already recorded) or a key obj already holds (VMOP_E_INVALID `dup_msg`) is -1, else 0. */
-static int add_member(struct yparser *p, int lineno, cJSON *obj, char *key, cJSON *v,
-                      const char *dup_msg)
-{
-    if (!v) {
-        free(key);
-        return -1;
+    const char *problem = ps->problem ? ps->problem : "syntax error";
+    switch (ps->error) {
+    case YAML_MEMORY_ERROR:
+        return vmop_fail(p->err, VMOP_E_NOMEM, "out of memory parsing kubeconfig YAML");
+    case YAML_READER_ERROR: {
+        /* no mark: the offset is in bytes of the input */
+        size_t line = 1, end = ps->problem_offset < len ? ps->problem_offset : len;
+        for (size_t i = 0; i < end; i++)
+            line += text[i] == '\n';
+        return vmop_fail(p->err, VMOP_E_INVALID, "kubeconfig YAML line %zu: %s", line, problem);
     }
-    if (cJSON_GetObjectItemCaseSensitive(obj, key)) {
-        free(key);
-        cJSON_Delete(v);
-        yfail(p, VMOP_E_INVALID, lineno, dup_msg);
-        return -1;
+    default:
+        if (ps->context)
+            return vmop_fail(p->err, VMOP_E_INVALID,
+                             "kubeconfig YAML line %zu column %zu: %s (%s at line %zu column %zu)",
+                             ps->problem_mark.line + 1, ps->problem_mark.column + 1, problem,
+                             ps->context, ps->context_mark.line + 1, ps->context_mark.column + 1);
+        return vmop_fail(p->err, VMOP_E_INVALID, "kubeconfig YAML line %zu column %zu: %s",
+                         ps->problem_mark.line + 1, ps->problem_mark.column + 1, problem);
     }
-    cJSON_AddItemToObject(obj, key, v);
-    free(key);
-    return 0;
 }
 
-/* A finished block node at indent ind: a next line indented deeper is an error (node freed). */
-static cJSON *block_end(struct yparser *p, int ind, cJSON *node)
+static vmop_rc nomem(struct yparser *p, yaml_mark_t m)
 {
-    if (p->i < p->n && p->lines[p->i].indent > ind) {
-        yfail(p, VMOP_E_INVALID, p->lines[p->i].lineno, "unexpected indentation");
-        cJSON_Delete(node);
-        return NULL;
-    }
-    return node;
+    return yfail(p, VMOP_E_NOMEM, m, "out of memory");
 }
 
-static int count_node(struct yparser *p, int lineno)
+static vmop_rc count_nodes(struct yparser *p, size_t n, yaml_mark_t m)
 {
-    if (++p->nodes > KUBE_YAML_MAX_NODES) {
-        yfail(p, VMOP_E_TOOBIG, lineno, "too many nodes");
-        return -1;
-    }
-    return 0;
+    if (n > KUBE_YAML_MAX_NODES - p->nodes)
+        return yfail(p, VMOP_E_TOOBIG, m, "too many nodes (aliases included)");
+    p->nodes += n;
+    return VMOP_OK;
 }
 
-/* Cuts a comment ('#' at the start or after blank, outside quotes) and trailing blanks. */
-static void cut_comment(char *s)
+/* Nodes in the tree n, counting no further than limit + 1. */
+static size_t tree_nodes(const cJSON *n, size_t limit)
 {
-    char quote = 0;
-    char prev = ' ';
-    for (char *c = s; *c; c++) {
-        if (quote) {
-            if (*c == quote) {
-                if (quote == '\'' && c[1] == '\'')
-                    c++;
-                else
-                    quote = 0;
-            } else if (quote == '"' && *c == '\\' && c[1]) {
-                c++;
-            }
-        } else if ((*c == '"' || *c == '\'') && strchr(" \t:[{,-", prev)) {
-            quote = *c;
-        } else if (*c == '#' && (prev == ' ' || prev == '\t')) {
-            *c = '\0';
-            break;
-        }
-        prev = *c;
-    }
-    size_t n = strlen(s);
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        s[--n] = '\0';
+    size_t total = 1;
+    for (const cJSON *c = n->child; c && total <= limit; c = c->next)
+        total += tree_nodes(c, limit - total);
+    return total;
 }
 
-static int is_seq_item(const char *s)
+/* Tags: none, the non-specific "!" and the YAML ones (tag:yaml.org,2002:...) are read; only
+ * !!str and "!" change a plain scalar's meaning (to a string). Any other tag is refused. */
+#define YAML_TAG_PREFIX "tag:yaml.org,2002:"
+
+static vmop_rc check_tag(struct yparser *p, const yaml_char_t *tag, yaml_mark_t m, int *is_str)
 {
-    return s[0] == '-' && (s[1] == '\0' || s[1] == ' ');
+    const char *t = (const char *)tag;
+    *is_str = 0;
+    if (!t)
+        return VMOP_OK;
+    if (!strcmp(t, "!") || !strcmp(t, YAML_TAG_PREFIX "str")) {
+        *is_str = 1;
+        return VMOP_OK;
+    }
+    if (!strncmp(t, YAML_TAG_PREFIX, strlen(YAML_TAG_PREFIX)))
+        return VMOP_OK;
+    return yfail(p, VMOP_E_UNSUPPORTED, m, "application-specific tags are not supported");
 }
 
-/* Parses a quoted scalar starting at *sp (a quote); advances *sp past the closing quote.
- * Returns a malloc'd string or NULL (error recorded). */
-static char *parse_quoted(struct yparser *p, int lineno, const char **sp)
+/* A YAML 1.2 core-schema number: [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?, except an
+ * integer with a leading zero (0755: octal in YAML 1.1, which Kubernetes' own YAML library reads,
+ * decimal in 1.2), which stays a string rather than become either number silently. */
+static int is_decimal(const char *s)
 {
-    const char *s = *sp;
-    char q = *s++;
-    struct vbuf b;
-    vbuf_init(&b, KUBE_YAML_MAX_INPUT);
-    for (;;) {
-        if (!*s) {
-            yfail(p, VMOP_E_INVALID, lineno, "unterminated quoted scalar");
-            goto fail;
-        }
-        if (*s == q) {
-            if (q == '\'' && s[1] == '\'') {
-                vbuf_add(&b, "'", 1);
-                s += 2;
-                continue;
-            }
-            s++;
-            break;
-        }
-        if (q == '"' && *s == '\\') {
-            s++;
-            char c = *s++;
-            char out = 0;
-            switch (c) {
-            case 'n':
-                out = '\n';
-                break;
-            case 't':
-                out = '\t';
-                break;
-            case 'r':
-                out = '\r';
-                break;
-            case '0':
-                out = '\0';
-                break;
-            case 'b':
-                out = '\b';
-                break;
-            case 'f':
-                out = '\f';
-                break;
-            case 'e':
-                out = 27;
-                break;
-            case '\\':
-                out = '\\';
-                break;
-            case '"':
-                out = '"';
-                break;
-            case '/':
-                out = '/';
-                break;
-            case ' ':
-                out = ' ';
-                break;
-            case 'x':
-            case 'u':
-            case 'U': {
-                int nd = c == 'x' ? 2 : c == 'u' ? 4 : 8;
-                unsigned long cp = 0;
-                for (int k = 0; k < nd; k++) {
-                    char h = s[k];
-                    int v = h >= '0' && h <= '9'   ? h - '0'
-                            : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                            : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                                   : -1;
-                    if (v < 0) {
-                        yfail(p, VMOP_E_INVALID, lineno, "bad escape in double-quoted scalar");
-                        goto fail;
-                    }
-                    cp = cp * 16 + (unsigned long)v;
-                }
-                s += nd;
-                unsigned char u[4];
-                size_t un;
-                if (cp < 0x80) {
-                    u[0] = (unsigned char)cp;
-                    un = 1;
-                } else if (cp < 0x800) {
-                    u[0] = (unsigned char)(0xC0 | (cp >> 6));
-                    u[1] = (unsigned char)(0x80 | (cp & 0x3F));
-                    un = 2;
-                } else if (cp < 0x10000) {
-                    u[0] = (unsigned char)(0xE0 | (cp >> 12));
-                    u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-                    u[2] = (unsigned char)(0x80 | (cp & 0x3F));
-                    un = 3;
-                } else if (cp < 0x110000) {
-                    u[0] = (unsigned char)(0xF0 | (cp >> 18));
-                    u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-                    u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-                    u[3] = (unsigned char)(0x80 | (cp & 0x3F));
-                    un = 4;
-                } else {
-                    yfail(p, VMOP_E_INVALID, lineno, "bad code point in double-quoted scalar");
-                    goto fail;
-                }
-                vbuf_add(&b, u, un);
-                continue;
-            }
-            default:
-                yfail(p, VMOP_E_INVALID, lineno, "bad escape in double-quoted scalar");
-                goto fail;
-            }
-            if (out == '\0') {
-                yfail(p, VMOP_E_UNSUPPORTED, lineno, "NUL in a quoted scalar");
-                goto fail;
-            }
-            vbuf_add(&b, &out, 1);
-            continue;
-        }
-        vbuf_add(&b, s, 1);
-        s++;
-    }
-    if (vbuf_error(&b)) {
-        yfail(p, vbuf_error(&b), lineno, "quoted scalar too large");
-        goto fail;
-    }
-    *sp = s;
-    char *r = vbuf_take(&b);
-    if (!r)
-        r = strdup("");
-    if (!r)
-        yfail(p, VMOP_E_NOMEM, lineno, "out of memory");
-    return r;
-fail:
-    vbuf_free_secure(&b);
-    return NULL;
-}
-
-static int is_number(const char *s)
-{
-    const char *c = s;
+    const char *c = s, *int_start;
+    size_t int_digits = 0, frac_digits = 0;
+    int frac = 0;
     if (*c == '+' || *c == '-')
         c++;
-    if (!*c)
+    int_start = c;
+    for (; *c >= '0' && *c <= '9'; c++)
+        int_digits++;
+    if (*c == '.') {
+        frac = 1;
+        for (c++; *c >= '0' && *c <= '9'; c++)
+            frac_digits++;
+    }
+    if (!int_digits && !frac_digits)
         return 0;
-    int digits = 0, dot = 0, exp = 0;
-    for (; *c; c++) {
-        if (*c >= '0' && *c <= '9') {
-            digits++;
-        } else if (*c == '.' && !dot && !exp) {
-            dot = 1;
-        } else if ((*c == 'e' || *c == 'E') && digits && !exp) {
-            exp = 1;
-            if (c[1] == '+' || c[1] == '-')
-                c++;
-            if (!c[1])
-                return 0;
-        } else {
-            return 0;
-        }
-    }
-    return digits > 0;
-}
-
-/* A resolved plain scalar. s is NUL-terminated and trimmed. */
-static cJSON *plain_scalar(struct yparser *p, int lineno, const char *s)
-{
-    if (count_node(p, lineno))
-        return NULL;
-    cJSON *v;
-    if (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"))
-        v = cJSON_CreateNull();
-    else if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))
-        v = cJSON_CreateTrue();
-    else if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
-        v = cJSON_CreateFalse();
-    else if (is_number(s))
-        v = cJSON_CreateNumber(strtod(s, NULL));
-    else
-        v = cJSON_CreateString(s);
-    if (!v)
-        yfail(p, VMOP_E_NOMEM, lineno, "out of memory");
-    return v;
-}
-
-static cJSON *flow_value(struct yparser *p, int lineno, const char **sp, int in_flow);
-
-static void skip_ws(const char **sp)
-{
-    while (**sp == ' ' || **sp == '\t')
-        (*sp)++;
-}
-
-/* A plain scalar inside a flow collection ends at , ] } or ": ". Returns malloc'd trimmed text. */
-static char *flow_plain(struct yparser *p, int lineno, const char **sp, int is_key)
-{
-    const char *s = *sp, *start = s;
-    while (*s && *s != ',' && *s != ']' && *s != '}') {
-        if (*s == ':' && (s[1] == ' ' || s[1] == ',' || s[1] == '}' || s[1] == ']' || !s[1]) &&
-            is_key)
-            break;
-        if (*s == ':' && s[1] == ' ' && !is_key)
-            break;
-        s++;
-    }
-    const char *end = s;
-    while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
-        end--;
-    char *r = strndup(start, (size_t)(end - start));
-    if (!r)
-        yfail(p, VMOP_E_NOMEM, lineno, "out of memory");
-    *sp = s;
-    return r;
-}
-
-static char *flow_key(struct yparser *p, int lineno, const char **sp)
-{
-    if (**sp == '"' || **sp == '\'')
-        return parse_quoted(p, lineno, sp);
-    return flow_plain(p, lineno, sp, 1);
-}
-
-static cJSON *flow_collection(struct yparser *p, int lineno, const char **sp)
-{
-    char open = **sp, close = open == '{' ? '}' : ']';
-    if (++p->depth > KUBE_YAML_MAX_DEPTH) {
-        yfail(p, VMOP_E_TOOBIG, lineno, "nesting too deep");
-        return NULL;
-    }
-    if (count_node(p, lineno))
-        return NULL;
-    cJSON *c = open == '{' ? cJSON_CreateObject() : cJSON_CreateArray();
-    if (!c) {
-        yfail(p, VMOP_E_NOMEM, lineno, "out of memory");
-        return NULL;
-    }
-    (*sp)++;
-    for (;;) {
-        skip_ws(sp);
-        if (**sp == close) {
-            (*sp)++;
-            break;
-        }
-        if (!**sp) {
-            yfail(p, VMOP_E_UNSUPPORTED, lineno, "flow collection not closed on its line");
-            goto fail;
-        }
-        if (open == '{') {
-            char *key = flow_key(p, lineno, sp);
-            if (!key)
-                goto fail;
-            skip_ws(sp);
-            cJSON *v;
-            if (**sp == ':') {
-                (*sp)++;
-                v = flow_value(p, lineno, sp, 1);
-            } else {
-                v = null_node(p, lineno);
-            }
-            if (add_member(p, lineno, c, key, v, "duplicate key in flow mapping"))
-                goto fail;
-        } else {
-            cJSON *v = flow_value(p, lineno, sp, 1);
-            if (!v)
-                goto fail;
-            cJSON_AddItemToArray(c, v);
-        }
-        skip_ws(sp);
-        if (**sp == ',') {
-            (*sp)++;
-        } else if (!**sp) {
-            yfail(p, VMOP_E_UNSUPPORTED, lineno, "flow collection not closed on its line");
-            goto fail;
-        } else if (**sp != close) {
-            yfail(p, VMOP_E_INVALID, lineno, "expected ',' or the end of a flow collection");
-            goto fail;
-        }
-    }
-    p->depth--;
-    return c;
-fail:
-    cJSON_Delete(c);
-    return NULL;
-}
-
-static cJSON *flow_value(struct yparser *p, int lineno, const char **sp, int in_flow)
-{
-    skip_ws(sp);
-    char c = **sp;
-    if (c == '{' || c == '[')
-        return flow_collection(p, lineno, sp);
-    if (c == '"' || c == '\'') {
-        char *s = parse_quoted(p, lineno, sp);
-        if (!s)
-            return NULL;
-        cJSON *v = count_node(p, lineno) ? NULL : cJSON_CreateString(s);
-        if (!v && p->err->rc == VMOP_OK)
-            yfail(p, VMOP_E_NOMEM, lineno, "out of memory");
-        vmop_free_secret(s);
-        return v;
-    }
-    if (c == '&' || c == '*' || c == '!') {
-        yfail(p, VMOP_E_UNSUPPORTED, lineno, "anchors, aliases and tags are not supported");
-        return NULL;
-    }
-    if ((c == '|' || c == '>') && !in_flow) {
-        yfail(p, VMOP_E_UNSUPPORTED, lineno, "block scalars are not supported");
-        return NULL;
-    }
-    char *s;
-    if (in_flow) {
-        s = flow_plain(p, lineno, sp, 0);
-    } else {
-        s = strdup(*sp);
-        *sp += strlen(*sp);
-        if (!s)
-            yfail(p, VMOP_E_NOMEM, lineno, "out of memory");
-    }
-    if (!s)
-        return NULL;
-    cJSON *v = plain_scalar(p, lineno, s);
-    vmop_free_secret(s);
-    return v;
-}
-
-/* A whole-line value (the rest after "key:" or "- "). */
-static cJSON *inline_value(struct yparser *p, int lineno, const char *s)
-{
-    const char *sp = s;
-    cJSON *v = flow_value(p, lineno, &sp, 0);
-    if (!v)
-        return NULL;
-    skip_ws(&sp);
-    if (*sp) {
-        cJSON_Delete(v);
-        yfail(p, VMOP_E_INVALID, lineno, "unexpected text after a value");
-        return NULL;
-    }
-    return v;
-}
-
-/* Offset of the ':' that ends a mapping key on this line, or -1 when the line is not "key: ...". */
-static long key_colon(const char *s)
-{
-    const char *c = s;
-    if (*c == '{' || *c == '[' || is_seq_item(s))
-        return -1;
-    if (*c == '"' || *c == '\'') {
-        char q = *c++;
-        for (; *c; c++) {
-            if (*c == q) {
-                if (q == '\'' && c[1] == '\'') {
-                    c++;
-                    continue;
-                }
-                break;
-            }
-            if (q == '"' && *c == '\\' && c[1])
-                c++;
-        }
-        if (!*c)
-            return -1;
+    if (*c == 'e' || *c == 'E') {
         c++;
-        while (*c == ' ')
+        if (*c == '+' || *c == '-')
             c++;
-        return *c == ':' && (c[1] == ' ' || !c[1]) ? c - s : -1;
+        if (!(*c >= '0' && *c <= '9'))
+            return 0;
+        while (*c >= '0' && *c <= '9')
+            c++;
     }
-    for (; *c; c++)
-        if (*c == ':' && (c[1] == ' ' || c[1] == '\0'))
-            return c - s;
-    return -1;
+    if (*c)
+        return 0;
+    return frac || int_digits == 1 || int_start[0] != '0';
 }
 
-static char *parse_key(struct yparser *p, int lineno, const char *s, long colon)
+/* A plain scalar, resolved: null, bool, decimal number (finite), else string. */
+static cJSON *resolve_plain(const char *s)
 {
-    if (*s == '"' || *s == '\'') {
-        const char *sp = s;
-        return parse_quoted(p, lineno, &sp);
+    if (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"))
+        return cJSON_CreateNull();
+    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))
+        return cJSON_CreateTrue();
+    if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
+        return cJSON_CreateFalse();
+    if (is_decimal(s)) {
+        double d = strtod(s, NULL);
+        if (isfinite(d))
+            return cJSON_CreateNumber(d);
     }
-    long n = colon;
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-        n--;
-    char *k = strndup(s, (size_t)n);
-    if (!k)
-        yfail(p, VMOP_E_NOMEM, lineno, "out of memory");
-    return k;
+    return cJSON_CreateString(s);
 }
 
-static cJSON *parse_seq(struct yparser *p, int ind);
-
-static cJSON *parse_map(struct yparser *p, int ind)
+/* The scalar event's node in *ret (owned by the caller), counted against the budget. */
+static vmop_rc scalar_node(struct yparser *p, const yaml_event_t *ev, cJSON **ret)
 {
-    cJSON *obj = NULL;
-    if (count_node(p, p->lines[p->i].lineno))
-        return NULL;
-    obj = cJSON_CreateObject();
-    if (!obj) {
-        yfail(p, VMOP_E_NOMEM, p->lines[p->i].lineno, "out of memory");
-        return NULL;
-    }
-    while (p->i < p->n && p->lines[p->i].indent == ind) {
-        struct yline *l = &p->lines[p->i];
-        long colon = key_colon(l->s);
-        if (colon < 0) {
-            yfail(p, VMOP_E_INVALID, l->lineno, "expected 'key: value'");
-            goto fail;
-        }
-        char *key = parse_key(p, l->lineno, l->s, colon);
-        if (!key)
-            goto fail;
-        const char *rest = l->s + colon + 1;
-        while (*rest == ' ')
-            rest++;
-        int lineno = l->lineno;
-        p->i++;
-        cJSON *v = NULL;
-        if (*rest) {
-            v = inline_value(p, lineno, rest);
-            /* plain multi-line scalar: more-indented continuation lines join with a space */
-            if (v && p->i < p->n && p->lines[p->i].indent > ind) {
-                if (!cJSON_IsString(v) || *rest == '"' || *rest == '\'') {
-                    yfail(p, VMOP_E_INVALID, p->lines[p->i].lineno, "unexpected indentation");
-                    cJSON_Delete(v);
-                    v = NULL;
-                } else {
-                    struct vbuf b;
-                    vbuf_init(&b, KUBE_YAML_MAX_INPUT);
-                    vbuf_adds(&b, v->valuestring);
-                    while (p->i < p->n && p->lines[p->i].indent > ind) {
-                        vbuf_adds(&b, " ");
-                        vbuf_adds(&b, p->lines[p->i].s);
-                        p->i++;
-                    }
-                    cJSON_Delete(v);
-                    v = vbuf_error(&b) ? NULL : cJSON_CreateString(vbuf_str(&b));
-                    vbuf_free_secure(&b);
-                    if (!v)
-                        yfail(p, VMOP_E_NOMEM, lineno, "out of memory");
-                }
-            }
-        } else if (p->i < p->n && p->lines[p->i].indent > ind) {
-            v = parse_block(p);
-        } else if (p->i < p->n && p->lines[p->i].indent == ind && is_seq_item(p->lines[p->i].s)) {
-            v = parse_seq(p, ind);
-        } else {
-            v = null_node(p, lineno);
-        }
-        if (add_member(p, lineno, obj, key, v, "duplicate mapping key"))
-            goto fail;
-    }
-    return block_end(p, ind, obj);
-fail:
-    cJSON_Delete(obj);
-    return NULL;
+    const char *s = (const char *)ev->data.scalar.value;
+    int is_str;
+    vmop_rc rc = check_tag(p, ev->data.scalar.tag, ev->start_mark, &is_str);
+    if (rc)
+        return rc;
+    if (memchr(s, '\0', ev->data.scalar.length))
+        return yfail(p, VMOP_E_UNSUPPORTED, ev->start_mark, "NUL character in a scalar");
+    rc = count_nodes(p, 1, ev->start_mark);
+    if (rc)
+        return rc;
+    if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !is_str)
+        *ret = resolve_plain(s);
+    else
+        *ret = cJSON_CreateString(s);
+    return *ret ? VMOP_OK : nomem(p, ev->start_mark);
 }
 
-static cJSON *parse_seq(struct yparser *p, int ind)
+/* A deep copy of n without n's member name (a copy placed in a sequence must have none). */
+static cJSON *dup_node(const cJSON *n)
 {
-    if (count_node(p, p->lines[p->i].lineno))
-        return NULL;
-    cJSON *arr = cJSON_CreateArray();
-    if (!arr) {
-        yfail(p, VMOP_E_NOMEM, p->lines[p->i].lineno, "out of memory");
-        return NULL;
+    cJSON *v = cJSON_Duplicate(n, 1);
+    if (v && v->string) {
+        if (!(v->type & cJSON_StringIsConst))
+            cJSON_free(v->string);
+        v->string = NULL;
+        v->type &= ~cJSON_StringIsConst;
     }
-    while (p->i < p->n && p->lines[p->i].indent == ind && is_seq_item(p->lines[p->i].s)) {
-        struct yline *l = &p->lines[p->i];
-        char *rest = l->s + 1;
-        while (*rest == ' ')
-            rest++;
-        cJSON *v;
-        if (!*rest) {
-            int lineno = l->lineno;
-            p->i++;
-            if (p->i < p->n && p->lines[p->i].indent > ind) {
-                v = parse_block(p);
-            } else {
-                v = null_node(p, lineno);
-            }
-        } else if (is_seq_item(rest) || key_colon(rest) >= 0) {
-            /* compact nested node: re-read this line as starting at the item's column */
-            l->indent = ind + (int)(rest - l->s);
-            l->s = rest;
-            v = parse_block(p);
-        } else {
-            v = inline_value(p, l->lineno, rest);
-            p->i++;
-        }
-        if (!v)
-            goto fail;
-        cJSON_AddItemToArray(arr, v);
-    }
-    return block_end(p, ind, arr);
-fail:
-    cJSON_Delete(arr);
-    return NULL;
-}
-
-static cJSON *parse_block(struct yparser *p)
-{
-    struct yline *l = &p->lines[p->i];
-    if (++p->depth > KUBE_YAML_MAX_DEPTH) {
-        yfail(p, VMOP_E_TOOBIG, l->lineno, "nesting too deep");
-        return NULL;
-    }
-    cJSON *v;
-    if (is_seq_item(l->s)) {
-        v = parse_seq(p, l->indent);
-    } else if (key_colon(l->s) >= 0) {
-        v = parse_map(p, l->indent);
-    } else {
-        v = inline_value(p, l->lineno, l->s);
-        p->i++;
-    }
-    p->depth--;
     return v;
+}
+
+static vmop_rc add_anchor(struct yparser *p, const yaml_char_t *name, cJSON *node, int done,
+                          yaml_mark_t m, struct anchor **ret)
+{
+    struct anchor *a = calloc(1, sizeof(*a));
+    if (!a)
+        return nomem(p, m);
+    a->node = node;
+    a->done = done;
+    a->nodes = 1;
+    a->next = p->anchors;
+    p->anchors = a; /* freed with the parser from here on */
+    if (vmop_map_put(&p->anchor_names, (const char *)name, a))
+        return nomem(p, m);
+    if (ret)
+        *ret = a;
+    return VMOP_OK;
+}
+
+/* Keeps n (owned) in p->spare, outside the tree; n is freed here on failure. */
+static vmop_rc keep_spare(struct yparser *p, cJSON *n, yaml_mark_t m)
+{
+    if (!cJSON_AddItemToArray(p->spare, n)) {
+        cJSON_Delete(n);
+        return nomem(p, m);
+    }
+    return VMOP_OK;
+}
+
+static int has_key(const struct frame *f, const char *key)
+{
+    if (f->nkeys > KEY_SCAN)
+        return vmop_map_has(&f->keys, key);
+    for (const cJSON *c = f->node->child; c; c = c->next)
+        if (!strcmp(c->string, key))
+            return 1;
+    return 0;
+}
+
+/* Adds v (owned, freed here on failure) to mapping f under key. */
+static vmop_rc add_member(struct yparser *p, struct frame *f, const char *key, cJSON *v,
+                          yaml_mark_t m)
+{
+    if (!cJSON_AddItemToObject(f->node, key, v)) {
+        cJSON_Delete(v);
+        return nomem(p, m);
+    }
+    f->nkeys++;
+    if (f->nkeys == KEY_SCAN + 1) {
+        for (const cJSON *c = f->node->child; c; c = c->next)
+            if (vmop_map_put(&f->keys, c->string, NULL))
+                return nomem(p, m);
+    } else if (f->nkeys > KEY_SCAN && vmop_map_put(&f->keys, key, NULL)) {
+        return nomem(p, m);
+    }
+    return VMOP_OK;
+}
+
+/* Gives v (owned; freed here on failure), of the given height, to the collection on top of the
+ * stack, or makes it the document's root. */
+static vmop_rc attach(struct yparser *p, cJSON *v, int height, yaml_mark_t m)
+{
+    vmop_rc rc = VMOP_OK;
+    if (!p->depth) {
+        p->root = v;
+        return VMOP_OK;
+    }
+    struct frame *f = &p->stack[p->depth - 1];
+    if (height > f->height)
+        f->height = height;
+    if (cJSON_IsArray(f->node)) {
+        if (!cJSON_AddItemToArray(f->node, v)) {
+            cJSON_Delete(v);
+            return nomem(p, m);
+        }
+    } else if (f->merge) { /* kept outside the tree; merged when the mapping ends */
+        f->merge = 0;
+        rc = keep_spare(p, v, m);
+        if (!rc)
+            f->merge_src = v;
+    } else {
+        rc = add_member(p, f, f->key, v, m);
+        free(f->key);
+        f->key = NULL;
+    }
+    return rc;
+}
+
+/* A scalar where a mapping expects its key. */
+static vmop_rc take_key(struct yparser *p, struct frame *f, const yaml_event_t *ev)
+{
+    const char *s = (const char *)ev->data.scalar.value;
+    int is_str;
+    vmop_rc rc = check_tag(p, ev->data.scalar.tag, ev->start_mark, &is_str);
+    if (rc)
+        return rc;
+    if (memchr(s, '\0', ev->data.scalar.length))
+        return yfail(p, VMOP_E_UNSUPPORTED, ev->start_mark, "NUL character in a mapping key");
+    if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !is_str && !strcmp(s, "<<")) {
+        if (f->merged)
+            return yfail(p, VMOP_E_INVALID, ev->start_mark, "duplicate mapping key");
+        f->merged = f->merge = 1;
+        f->merge_mark = ev->start_mark;
+    } else {
+        if (has_key(f, s))
+            return yfail(p, VMOP_E_INVALID, ev->start_mark, "duplicate mapping key");
+        f->key = strdup(s);
+        if (!f->key)
+            return nomem(p, ev->start_mark);
+    }
+    if (ev->data.scalar.anchor) { /* "&k key: v": a later *k is the key as a value */
+        cJSON *n = NULL;
+        rc = scalar_node(p, ev, &n);
+        if (!rc)
+            rc = keep_spare(p, n, ev->start_mark);
+        if (!rc)
+            rc = add_anchor(p, ev->data.scalar.anchor, n, 1, ev->start_mark, NULL);
+    }
+    return rc;
+}
+
+static int expects_key(const struct yparser *p)
+{
+    const struct frame *f = p->depth ? &p->stack[p->depth - 1] : NULL;
+    return f && cJSON_IsObject(f->node) && !f->key && !f->merge;
+}
+
+static vmop_rc on_scalar(struct yparser *p, const yaml_event_t *ev)
+{
+    if (expects_key(p))
+        return take_key(p, &p->stack[p->depth - 1], ev);
+    cJSON *v = NULL;
+    vmop_rc rc = scalar_node(p, ev, &v);
+    if (rc)
+        return rc;
+    cJSON *node = v;
+    rc = attach(p, v, 0, ev->start_mark);
+    if (!rc && ev->data.scalar.anchor)
+        rc = add_anchor(p, ev->data.scalar.anchor, node, 1, ev->start_mark, NULL);
+    return rc;
+}
+
+static vmop_rc on_alias(struct yparser *p, const yaml_event_t *ev)
+{
+    yaml_mark_t m = ev->start_mark;
+    if (expects_key(p))
+        return yfail(p, VMOP_E_UNSUPPORTED, m, "aliases as mapping keys are not supported");
+    struct anchor *a = vmop_map_get(&p->anchor_names, (const char *)ev->data.alias.anchor);
+    if (!a)
+        return yfail(p, VMOP_E_INVALID, m, "alias to an undefined anchor");
+    if (!a->done)
+        return yfail(p, VMOP_E_INVALID, m, "alias to a node that contains it");
+    if (p->depth + a->height > KUBE_YAML_MAX_DEPTH)
+        return yfail(p, VMOP_E_TOOBIG, m, "nesting too deep (aliases included)");
+    vmop_rc rc = count_nodes(p, a->nodes, m);
+    if (rc)
+        return rc;
+    cJSON *v = dup_node(a->node);
+    if (!v)
+        return nomem(p, m);
+    return attach(p, v, a->height, m);
+}
+
+static vmop_rc on_collection_start(struct yparser *p, const yaml_event_t *ev, int is_map)
+{
+    yaml_mark_t m = ev->start_mark;
+    const yaml_char_t *tag = is_map ? ev->data.mapping_start.tag : ev->data.sequence_start.tag;
+    const yaml_char_t *anchor =
+        is_map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor;
+    int is_str;
+    if (expects_key(p))
+        return yfail(p, VMOP_E_UNSUPPORTED, m, "only scalars are supported as mapping keys");
+    vmop_rc rc = check_tag(p, tag, m, &is_str);
+    if (rc)
+        return rc;
+    if (p->depth == KUBE_YAML_MAX_DEPTH)
+        return yfail(p, VMOP_E_TOOBIG, m, "nesting too deep");
+    size_t at_start = p->nodes;
+    rc = count_nodes(p, 1, m);
+    if (rc)
+        return rc;
+    cJSON *c = is_map ? cJSON_CreateObject() : cJSON_CreateArray();
+    if (!c)
+        return nomem(p, m);
+    rc = attach(p, c, 0, m);
+    if (rc)
+        return rc;
+    struct frame *f = &p->stack[p->depth++];
+    memset(f, 0, sizeof(*f));
+    vmop_map_init(&f->keys, NULL);
+    f->node = c;
+    f->nodes_at_start = at_start;
+    if (anchor)
+        rc = add_anchor(p, anchor, c, 0, m, &f->anchor);
+    return rc;
+}
+
+/* Merges mapping `one`'s members that f does not have yet into f. */
+static vmop_rc merge_one(struct yparser *p, struct frame *f, const cJSON *one)
+{
+    if (!cJSON_IsObject(one))
+        return yfail(p, VMOP_E_INVALID, f->merge_mark,
+                     "a merge key's value must be a mapping or a sequence of mappings");
+    for (const cJSON *c = one->child; c; c = c->next) {
+        if (has_key(f, c->string))
+            continue;
+        vmop_rc rc = count_nodes(p, tree_nodes(c, KUBE_YAML_MAX_NODES - p->nodes), f->merge_mark);
+        if (rc)
+            return rc;
+        cJSON *v = dup_node(c);
+        if (!v)
+            return nomem(p, f->merge_mark);
+        rc = add_member(p, f, c->string, v, f->merge_mark);
+        if (rc)
+            return rc;
+    }
+    return VMOP_OK;
+}
+
+/* Applies mapping f's "<<" value (a mapping, or a sequence of them): the members f does not have,
+ * in order, so an explicit key of f (before or after the "<<") and an earlier mapping win. */
+static vmop_rc apply_merges(struct yparser *p, struct frame *f)
+{
+    const cJSON *src = f->merge_src;
+    if (!src)
+        return VMOP_OK;
+    if (!cJSON_IsArray(src))
+        return merge_one(p, f, src);
+    vmop_rc rc = VMOP_OK;
+    for (const cJSON *one = src->child; one && !rc; one = one->next)
+        rc = merge_one(p, f, one);
+    return rc;
+}
+
+static void frame_free(struct frame *f)
+{
+    free(f->key);
+    f->key = NULL;
+    vmop_map_clear(&f->keys);
+}
+
+static vmop_rc on_collection_end(struct yparser *p)
+{
+    struct frame *f = &p->stack[p->depth - 1];
+    vmop_rc rc = VMOP_OK;
+    if (f->merged) /* libyaml ends a mapping only after a value, so no "<<" is pending here */
+        rc = apply_merges(p, f);
+    int height = f->height + 1;
+    if (!rc && f->anchor) {
+        f->anchor->nodes = p->nodes - f->nodes_at_start;
+        f->anchor->height = height;
+        f->anchor->done = 1;
+    }
+    frame_free(f);
+    p->depth--;
+    if (!rc && p->depth && height > p->stack[p->depth - 1].height)
+        p->stack[p->depth - 1].height = height;
+    return rc;
+}
+
+static vmop_rc on_event(struct yparser *p, const yaml_event_t *ev)
+{
+    switch (ev->type) {
+    case YAML_DOCUMENT_START_EVENT:
+        if (++p->documents > 1)
+            return yfail(p, VMOP_E_UNSUPPORTED, ev->start_mark,
+                         "more than one document (only the first would be read)");
+        return VMOP_OK;
+    case YAML_SCALAR_EVENT:
+        return on_scalar(p, ev);
+    case YAML_ALIAS_EVENT:
+        return on_alias(p, ev);
+    case YAML_SEQUENCE_START_EVENT:
+        return on_collection_start(p, ev, 0);
+    case YAML_MAPPING_START_EVENT:
+        return on_collection_start(p, ev, 1);
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT:
+        return on_collection_end(p);
+    default: /* stream start and end, document end */
+        return VMOP_OK;
+    }
+}
+
+/* Scalars may be tokens and keys: wiped before libyaml frees them. */
+static void event_free(yaml_event_t *ev)
+{
+    if (ev->type == YAML_SCALAR_EVENT && ev->data.scalar.value)
+        explicit_bzero(ev->data.scalar.value, ev->data.scalar.length);
+    yaml_event_delete(ev);
+}
+
+/* libyaml's copies of the input (raw and decoded buffers), wiped before it frees them. */
+static void parser_free(yaml_parser_t *ps)
+{
+    if (ps->raw_buffer.start)
+        explicit_bzero(ps->raw_buffer.start, (size_t)(ps->raw_buffer.end - ps->raw_buffer.start));
+    if (ps->buffer.start)
+        explicit_bzero(ps->buffer.start, (size_t)(ps->buffer.end - ps->buffer.start));
+    yaml_parser_delete(ps);
+}
+
+/* The JSON form (kubectl writes it with -o json): the whole input one cJSON value, else NULL. */
+static cJSON *parse_json(const char *text, size_t len)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root)
+        return NULL;
+    for (size_t k = (size_t)(end - text); k < len; k++) {
+        if (text[k] != ' ' && text[k] != '\n' && text[k] != '\r' && text[k] != '\t') {
+            cJSON_Delete(root);
+            return NULL;
+        }
+    }
+    return root;
+}
+
+static vmop_rc parse_yaml(struct yparser *p, const char *text, size_t len)
+{
+    yaml_parser_t ps;
+    vmop_rc rc = VMOP_OK;
+    if (!yaml_parser_initialize(&ps))
+        return vmop_fail(p->err, VMOP_E_NOMEM, "out of memory parsing kubeconfig YAML");
+    yaml_parser_set_input_string(&ps, (const unsigned char *)text, len);
+    for (;;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&ps, &ev)) {
+            rc = lib_fail(p, &ps, text, len);
+            break;
+        }
+        rc = on_event(p, &ev);
+        yaml_event_type_t type = ev.type;
+        event_free(&ev);
+        if (rc || type == YAML_STREAM_END_EVENT)
+            break;
+    }
+    parser_free(&ps);
+    if (!rc && !p->root) { /* no document: an empty file or only comments */
+        p->root = cJSON_CreateNull();
+        if (!p->root)
+            rc = vmop_fail(p->err, VMOP_E_NOMEM, "out of memory parsing kubeconfig YAML");
+    }
+    return rc;
 }
 
 vmop_rc kube_yaml_parse(const char *text, size_t len, cJSON **ret, struct vmop_err *err)
 {
     struct vmop_err local = {0};
     struct yparser p = {.err = err ? err : &local};
-    char *copy = NULL;
-    cJSON *root = NULL;
-    vmop_rc rc = VMOP_OK;
+    vmop_rc rc;
 
     if (len > KUBE_YAML_MAX_INPUT)
         return vmop_fail(err, VMOP_E_TOOBIG, "kubeconfig larger than %zu bytes",
@@ -649,95 +578,34 @@ vmop_rc kube_yaml_parse(const char *text, size_t len, cJSON **ret, struct vmop_e
     while (k < len && (text[k] == ' ' || text[k] == '\n' || text[k] == '\r' || text[k] == '\t'))
         k++;
     if (k < len && text[k] == '{') {
-        root = cJSON_ParseWithLength(text + k, len - k);
-        if (!root)
-            return vmop_fail(err, VMOP_E_INVALID, "kubeconfig is not valid JSON");
-        *ret = root;
-        return VMOP_OK;
+        cJSON *root = parse_json(text + k, len - k);
+        if (root) {
+            *ret = root;
+            return VMOP_OK;
+        }
+        /* not JSON: a YAML flow mapping, or an error libyaml describes */
     }
     if (memchr(text, '\0', len))
         return vmop_fail(err, VMOP_E_INVALID, "kubeconfig contains a NUL byte");
 
-    copy = malloc(len + 1);
-    size_t max_lines = 1;
-    for (size_t j = 0; j < len; j++)
-        max_lines += text[j] == '\n';
-    p.lines = calloc(max_lines, sizeof(*p.lines));
-    if (!copy || !p.lines) {
-        rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory parsing kubeconfig");
-        goto out;
+    vmop_map_init(&p.anchor_names, NULL);
+    p.spare = cJSON_CreateArray();
+    if (!p.spare)
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory parsing kubeconfig YAML");
+    rc = parse_yaml(&p, text, len);
+    while (p.depth)
+        frame_free(&p.stack[--p.depth]);
+    while (p.anchors) {
+        struct anchor *next = p.anchors->next;
+        free(p.anchors);
+        p.anchors = next;
     }
-    memcpy(copy, text, len);
-    copy[len] = '\0';
-    int lineno = 0, seen_doc_start = 0;
-    for (char *s = copy + (len >= 3 && !memcmp(copy, "\xEF\xBB\xBF", 3) ? 3 : 0); s;) {
-        char *nl = strchr(s, '\n');
-        if (nl)
-            *nl = '\0';
-        lineno++;
-        size_t sl = strlen(s);
-        if (sl && s[sl - 1] == '\r')
-            s[sl - 1] = '\0';
-        int ind = 0;
-        while (s[ind] == ' ')
-            ind++;
-        if (s[ind] == '\t') {
-            rc = yfail(&p, VMOP_E_UNSUPPORTED, lineno, "tab in indentation");
-            goto out;
-        }
-        cut_comment(s + ind);
-        char *content = s + ind;
-        if (ind == 0 &&
-            (!strncmp(content, "---", 3) && (content[3] == '\0' || content[3] == ' '))) {
-            if (seen_doc_start || p.n) {
-                rc = yfail(&p, VMOP_E_UNSUPPORTED, lineno, "multiple documents");
-                goto out;
-            }
-            seen_doc_start = 1;
-            content += 3;
-            while (*content == ' ')
-                content++;
-            if (*content) {
-                rc = yfail(&p, VMOP_E_UNSUPPORTED, lineno, "content after '---'");
-                goto out;
-            }
-        } else if (ind == 0 && !strcmp(content, "...")) {
-            break;
-        } else if (ind == 0 && content[0] == '%') {
-            /* directive (%YAML 1.2): ignored */
-        } else if (*content) {
-            p.lines[p.n].indent = ind;
-            p.lines[p.n].lineno = lineno;
-            p.lines[p.n].s = content;
-            p.n++;
-        }
-        s = nl ? nl + 1 : NULL;
-    }
-    if (p.n == 0) {
-        root = cJSON_CreateNull();
-        if (!root)
-            rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory parsing kubeconfig");
-        goto out;
-    }
-    root = parse_block(&p);
-    if (!root) {
-        rc = p.err->rc ? p.err->rc : VMOP_E_INVALID;
-        goto out;
-    }
-    if (p.i < p.n) {
-        rc =
-            yfail(&p, VMOP_E_INVALID, p.lines[p.i].lineno, "unexpected content after the document");
-        goto out;
-    }
-out:
+    vmop_map_clear(&p.anchor_names);
+    cJSON_Delete(p.spare);
     if (rc) {
-        cJSON_Delete(root);
-        root = NULL;
+        cJSON_Delete(p.root);
+        return rc;
     }
-    if (copy)
-        vmop_free_secret_n(copy, len + 1);
-    free(p.lines);
-    if (!rc)
-        *ret = root;
-    return rc;
+    *ret = p.root;
+    return VMOP_OK;
 }

@@ -1,9 +1,11 @@
-/* fuzz_kube_yaml.c: libFuzzer target for the kubeconfig YAML subset parser (kube_yaml.h).
+/* fuzz_kube_yaml.c: libFuzzer target for the kubeconfig YAML parser (kube_yaml.h, on libyaml).
  *
  * kube_yaml_parse must either fail with a described error whose message names no content (it
- * starts with "kubeconfig", see kube_yaml.c) or return a tree. A tree that is an object without
- * non-finite numbers is printed as JSON and parsed again (the '{' JSON path): the result must be
- * the same tree (same members in the same order).
+ * starts with "kubeconfig", see kube_yaml.c) or return a tree. A tree read as YAML (input not
+ * starting with '{') stays within the limits: at most KUBE_YAML_MAX_NODES nodes and
+ * KUBE_YAML_MAX_DEPTH nested collections, aliases and merge keys expanded included. A tree that is
+ * an object without non-finite numbers is printed as JSON and parsed again (the '{' JSON path):
+ * the result must be the same tree (same members in the same order).
  */
 #include <math.h>
 #include <stdint.h>
@@ -23,6 +25,27 @@ static int all_finite(const cJSON *n, int depth)
         if (!all_finite(c, depth + 1))
             return 0;
     return 1;
+}
+
+/* Nodes in the tree (collections and scalars); *depth gets the deepest nesting of collections. */
+static size_t tree_size(const cJSON *n, int level, int *depth)
+{
+    size_t total = 1;
+    if (cJSON_IsArray(n) || cJSON_IsObject(n)) {
+        if (level + 1 > *depth)
+            *depth = level + 1;
+        for (const cJSON *c = n->child; c; c = c->next)
+            total += tree_size(c, level + 1, depth);
+    }
+    return total;
+}
+
+static int starts_with_brace(const uint8_t *data, size_t size)
+{
+    size_t k = size >= 3 && !memcmp(data, "\xEF\xBB\xBF", 3) ? 3 : 0;
+    while (k < size && (data[k] == ' ' || data[k] == '\n' || data[k] == '\r' || data[k] == '\t'))
+        k++;
+    return k < size && data[k] == '{';
 }
 
 /* Same tree, child by child in order (cJSON_Compare looks members up by name, which fails on
@@ -59,6 +82,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     FUZZ_REQUIRE(tree != NULL);
+    if (!starts_with_brace(data, size)) {
+        int depth = 0;
+        FUZZ_REQUIRE(tree_size(tree, 0, &depth) <= KUBE_YAML_MAX_NODES);
+        FUZZ_REQUIRE(depth <= KUBE_YAML_MAX_DEPTH);
+    }
     if (cJSON_IsObject(tree) && all_finite(tree, 0)) {
         json = cJSON_PrintUnformatted(tree);
         FUZZ_REQUIRE(json != NULL && json[0] == '{');

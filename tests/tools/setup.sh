@@ -3,7 +3,7 @@
 # Used by both README commands and by .ci/run. Runs as root on a bare Debian bookworm machine.
 set -eu
 PKGS="meson ninja-build pkg-config gcc clang libclang-rt-14-dev clang-format podman runc debootstrap
-libcurl4-openssl-dev libxml2-dev libcjson-dev libssl-dev check zlib1g-dev libmicrohttpd-dev libpcre2-dev
+libcurl4-openssl-dev libxml2-dev libcjson-dev libssl-dev check zlib1g-dev libmicrohttpd-dev libpcre2-dev libyaml-dev
 cloud-init python3 python3-yaml jq curl ca-certificates git openssl"
 missing=""
 for p in $PKGS; do
