@@ -19,61 +19,22 @@
 
 #include "check_main.h"
 #include "sim_fixture.h"
+#include "sim_world.h"
 #include "vmsync.h"
 
-struct world {
-    struct vim_client *c;
-    struct vs_ctx *ctx;
-    struct api_vm_nic spec;
-    struct rs_desired d;
-    char bios[40], inst[40], uid[40], name[64];
-};
-
-static void world_init(struct world *w, int n)
+static void world_init(struct sim_world *w, int n)
 {
-    const struct vcsim_item *item = simfx_item(simfx_sim, "vmop-tiny-ovf", NULL);
-    struct vmop_err err = {0};
-
-    memset(w, 0, sizeof(*w));
-    w->c = simfx_client(NULL);
-    ck_assert_msg(vs_ctx_new(w->c, NULL, &w->ctx, &err) == VMOP_OK, "ctx: %s", err.msg);
-    snprintf(w->bios, sizeof(w->bios), "1b7f5a3e-7a44-4f4a-9d0e-3f2c1a9b8c%02d", n);
-    snprintf(w->inst, sizeof(w->inst), "5c3b2a19-0817-4e6f-8d5c-4b3a291807%02d", n);
-    snprintf(w->uid, sizeof(w->uid), "6d3b2a19-0817-4e6f-8d5c-4b3a291807%02d", n);
-    snprintf(w->name, sizeof(w->name), "fields-%d", n);
-    w->spec.name = "eth0";
-    w->d.datacenter = "DC0";
-    w->d.resource_pool = simfx_sim->resource_pool;
-    w->d.folder = simfx_sim->folder;
-    w->d.datastore = simfx_sim->datastore;
-    w->d.library_item_id = item->id;
-    w->d.image_type = RS_IMAGE_OVF;
+    sim_world_init(w, 0x1f, "fields", n, NULL, NULL);
+    sim_world_nic(w, NULL, NULL);
     w->d.size.num_cpus = 2;
     w->d.size.memory_mb = 1024;
     w->d.size.cpu_reservation_mhz = 0;
     w->d.size.cpu_limit_mhz = 1500; /* the class's limits */
     w->d.size.mem_reservation_mb = 0;
     w->d.size.mem_limit_mb = 768;
-    w->d.bios_uuid = w->bios;
-    w->d.instance_uuid = w->inst;
-    w->d.resource_uid = w->uid;
-    snprintf(w->d.namespaced_name, sizeof(w->d.namespaced_name), "tenant-a/%s", w->name);
-    w->d.nics[0].name = "eth0";
-    w->d.nics[0].network = "tenant-net";
-    w->d.nics[0].port_group = simfx_sim->portgroups[0];
-    w->d.nics[0].spec = &w->spec;
-    w->d.n_nics = 1;
-    w->d.power = API_POWER_ON;
-    w->d.boot.delay_ms = w->d.boot.retry_delay_ms = -1;
 }
 
-static void world_free(struct world *w)
-{
-    vs_ctx_free(w->ctx);
-    vim_client_free(w->c);
-}
-
-static void apply_ok(struct world *w, const char *unique_id, struct vs_outcome *out)
+static void apply_ok(struct sim_world *w, const char *unique_id, struct vs_outcome *out)
 {
     struct vmop_err err = {0};
     vmop_rc rc = vs_apply(w->ctx, &w->d, unique_id, out, &err);
@@ -98,7 +59,7 @@ static const struct vim_disk *first_disk(const struct vim_vm *vm)
 
 START_TEST(create_with_every_field)
 {
-    struct world w;
+    struct sim_world w;
     struct vs_outcome out, again;
     const struct vim_vm *vm;
     const struct vim_disk *disk;
@@ -162,13 +123,13 @@ START_TEST(create_with_every_field)
     ck_assert_uint_eq(again.deferred_fields, 0);
     vs_outcome_free(&again);
     vs_outcome_free(&out);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
 START_TEST(running_vm_live_and_deferred)
 {
-    struct world w;
+    struct sim_world w;
     struct vs_outcome out;
     char id[VIM_MOREF_VALUE_MAX];
 
@@ -213,7 +174,7 @@ START_TEST(running_vm_live_and_deferred)
     ck_assert_int_eq(first_disk(out.obs.vm)->capacity_kb, 3072 * 1024);
     ck_assert_int_eq(out.changed, 0);
     vs_outcome_free(&out);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 

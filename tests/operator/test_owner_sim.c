@@ -21,48 +21,13 @@
 #include "guestinfo.h"
 #include "ownership.h"
 #include "sim_fixture.h"
+#include "sim_world.h"
 #include "vmsync.h"
 
-struct world {
-    struct vim_client *c;
-    struct vs_ctx *ctx;
-    struct rs_desired d;
-    char bios[40], inst[40], uid[40], name[64];
-};
-
-static void world_init(struct world *w, int n)
+static void world_init(struct sim_world *w, int n)
 {
-    const struct vcsim_item *item = simfx_item(simfx_sim, "vmop-tiny-ovf", NULL);
-    struct vmop_err err = {0};
-
-    memset(w, 0, sizeof(*w));
-    w->c = simfx_client(NULL);
-    ck_assert_msg(vs_ctx_new(w->c, NULL, &w->ctx, &err) == VMOP_OK, "ctx: %s", err.msg);
-    snprintf(w->bios, sizeof(w->bios), "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c%02d", n);
-    snprintf(w->inst, sizeof(w->inst), "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d%02d", n);
-    snprintf(w->uid, sizeof(w->uid), "3c4d5e6f-7a8b-4c9d-8e1f-2a3b4c5d6e%02d", n);
-    snprintf(w->name, sizeof(w->name), "own-%d", n);
-    w->d.datacenter = "DC0";
-    w->d.resource_pool = simfx_sim->resource_pool;
-    w->d.folder = simfx_sim->folder;
-    w->d.datastore = simfx_sim->datastore;
-    w->d.library_item_id = item->id;
-    w->d.image_type = RS_IMAGE_OVF;
-    w->d.size.num_cpus = 1;
-    w->d.size.memory_mb = 256;
-    w->d.size.cpu_reservation_mhz = w->d.size.mem_reservation_mb = 0;
-    w->d.size.cpu_limit_mhz = w->d.size.mem_limit_mb = -1;
-    w->d.bios_uuid = w->bios;
-    w->d.instance_uuid = w->inst;
-    w->d.resource_uid = w->uid;
-    snprintf(w->d.namespaced_name, sizeof(w->d.namespaced_name), "tenant-a/%s", w->name);
+    sim_world_init(w, 0x0e, "own", n, NULL, NULL);
     w->d.power = API_POWER_OFF;
-}
-
-static void world_free(struct world *w)
-{
-    vs_ctx_free(w->ctx);
-    vim_client_free(w->c);
 }
 
 /* What a foreign VM looks like now; compared before and after. */
@@ -124,7 +89,7 @@ static void foreign_path(char *buf, size_t size)
 
 START_TEST(foreign_instance_uuid_is_a_conflict_and_survives_delete)
 {
-    struct world w;
+    struct sim_world w;
     struct snap s = {0};
     struct vs_outcome out;
     struct vs_obs o;
@@ -176,13 +141,13 @@ START_TEST(foreign_instance_uuid_is_a_conflict_and_survives_delete)
     ck_assert_str_eq(del.foreign.ref, s.vm->ref.value);
     snap_check_untouched(w.c, &s);
     snap_free(&s);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
 START_TEST(foreign_unique_id_is_ignored_then_a_conflict)
 {
-    struct world w;
+    struct sim_world w;
     struct snap s = {0};
     struct vs_outcome out;
     struct vs_deleted del;
@@ -229,13 +194,13 @@ START_TEST(foreign_unique_id_is_ignored_then_a_conflict)
     ck_assert_int_eq(del.foreign.found, 1);
     snap_check_untouched(w.c, &s);
     snap_free(&s);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
 START_TEST(recreated_resource_does_not_inherit_the_old_vm)
 {
-    struct world w;
+    struct sim_world w;
     struct vs_outcome out;
     struct vs_deleted del;
     struct vmop_err err = {0};
@@ -266,13 +231,13 @@ START_TEST(recreated_resource_does_not_inherit_the_old_vm)
     ck_assert_msg(vs_delete(w.ctx, &w.d, old, API_MODE_HARD, &del, &err) == VMOP_OK, "%s", err.msg);
     ck_assert_int_eq(del.destroyed, 1);
     ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 0);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
 START_TEST(outside_the_folder_is_not_ours)
 {
-    struct world w;
+    struct sim_world w;
     struct vs_outcome out;
     struct vs_obs o;
     struct vs_deleted del;
@@ -298,13 +263,13 @@ START_TEST(outside_the_folder_is_not_ours)
     vmop_err_clear(&err);
     ck_assert_msg(vs_delete(w.ctx, &w.d, own, API_MODE_HARD, &del, &err) == VMOP_OK, "%s", err.msg);
     ck_assert_int_eq(del.destroyed, 1);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
 START_TEST(legacy_vm_is_adopted_only_with_the_status_proof)
 {
-    struct world w;
+    struct sim_world w;
     struct vs_outcome out;
     struct vim_config_spec *cs = NULL;
     struct vim_moref ref;
@@ -348,7 +313,7 @@ START_TEST(legacy_vm_is_adopted_only_with_the_status_proof)
     vs_outcome_free(&out);
     ck_assert_msg(vs_delete(w.ctx, &w.d, own, API_MODE_HARD, &del, &err) == VMOP_OK, "%s", err.msg);
     ck_assert_int_eq(del.destroyed, 1);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 

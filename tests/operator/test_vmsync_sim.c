@@ -30,6 +30,7 @@
 #include "guestinfo.h"
 #include "clone_source.h"
 #include "sim_fixture.h"
+#include "sim_world.h"
 #include "vmsync.h"
 
 #define UD        "#cloud-config\nruncmd: [echo hello]\n"
@@ -38,76 +39,30 @@
 /* ---- per-test world ---------------------------------------------------------------------------
  */
 
-struct world {
-    struct vim_client *c;
-    struct vs_ctx *ctx;
-    cJSON *addrs;
-    struct api_vm_nic spec;
-    struct rs_desired d;
-    char bios[40], inst[40], uid[40], name[64];
-};
-
 /* The fault hook the next world_init() gives its client (fail_at_n), or NULL. */
 static enum vim_fault (*next_fault)(void *, unsigned long, const char *, const char *);
 static void *next_fault_ud;
 
-static void world_init(struct world *w, int n, const char *item_name)
+static void world_init(struct sim_world *w, int n, const char *item_name)
 {
     struct vim_config cfg = {.fault = next_fault, .fault_ud = next_fault_ud};
-    const struct vcsim_item *item = simfx_item(simfx_sim, item_name, NULL);
-    struct vmop_err err = {0};
 
-    memset(w, 0, sizeof(*w));
-    w->c = simfx_client(&cfg);
-    ck_assert_msg(vs_ctx_new(w->c, NULL, &w->ctx, &err) == VMOP_OK, "ctx: %s", err.msg);
-    snprintf(w->bios, sizeof(w->bios), "0b7f5a3e-7a44-4f4a-9d0e-3f2c1a9b8c%02d", n);
-    snprintf(w->inst, sizeof(w->inst), "4c3b2a19-0817-4e6f-8d5c-4b3a291807%02d", n);
-    snprintf(w->uid, sizeof(w->uid), "6d1e0c2b-3a49-4f58-9e67-7f8a9b0c1d%02d", n);
-    snprintf(w->name, sizeof(w->name), "web-%d", n);
-    w->addrs = cJSON_CreateArray();
-    cJSON_AddItemToArray(w->addrs, cJSON_CreateString(STATIC_IP "/24"));
-    w->spec.name = "eth0";
-    w->spec.addresses = w->addrs;
-    w->spec.gateway4 = "192.168.10.1";
-
-    w->d.datacenter = "DC0";
-    w->d.resource_pool = simfx_sim->resource_pool;
-    w->d.folder = simfx_sim->folder;
-    w->d.datastore = simfx_sim->datastore;
-    w->d.library_item_id = item->id;
-    w->d.image_type = strcmp(item->type, "ovf") == 0 ? RS_IMAGE_OVF : RS_IMAGE_VM_TEMPLATE;
+    sim_world_init(w, 0x5c, "web", n, item_name, &cfg);
+    sim_world_nic(w, STATIC_IP "/24", "192.168.10.1");
     w->d.size.num_cpus = 2;
     w->d.size.memory_mb = 1024;
     w->d.size.cpu_reservation_mhz = 500;
     w->d.size.cpu_limit_mhz = 1000;
     w->d.size.mem_reservation_mb = 512;
     w->d.size.mem_limit_mb = 1024;
-    w->d.bios_uuid = w->bios;
-    w->d.instance_uuid = w->inst;
-    w->d.resource_uid = w->uid;
-    snprintf(w->d.namespaced_name, sizeof(w->d.namespaced_name), "tenant-a/%s", w->name);
-    w->d.nics[0].name = "eth0";
-    w->d.nics[0].network = "tenant-net";
-    w->d.nics[0].port_group = simfx_sim->portgroups[0];
-    w->d.nics[0].spec = &w->spec;
-    w->d.n_nics = 1;
     w->d.cloud_init = 1;
     w->d.instance_id = w->bios;
     snprintf(w->d.hostname, sizeof(w->d.hostname), "%s", w->name);
     w->d.userdata = strdup(UD);
     w->d.userdata_len = strlen(UD);
-    w->d.power = API_POWER_ON;
 }
 
-static void world_free(struct world *w)
-{
-    vs_ctx_free(w->ctx);
-    vim_client_free(w->c);
-    cJSON_Delete(w->addrs);
-    gi_free_secret(w->d.userdata, w->d.userdata_len);
-}
-
-static void apply_ok(struct world *w, struct vs_outcome *out)
+static void apply_ok(struct sim_world *w, struct vs_outcome *out)
 {
     struct vmop_err err = {0};
     vmop_rc rc = vs_apply(w->ctx, &w->d, NULL, out, &err);
@@ -145,7 +100,7 @@ static uint64_t soap_calls(struct vim_client *c)
 }
 
 /* Polls (bounded) until the guest player published the address. */
-static int wait_ip(struct world *w, const char *want)
+static int wait_ip(struct sim_world *w, const char *want)
 {
     struct timespec pause = {0, 100 * 1000 * 1000};
     for (int i = 0; i < 150; i++) {
@@ -165,7 +120,7 @@ static int wait_ip(struct world *w, const char *want)
 }
 
 /* The full read-back of a VM made from w->d. */
-static void check_vm(struct world *w, const struct vs_obs *o)
+static void check_vm(struct sim_world *w, const struct vs_obs *o)
 {
     const struct vim_vm *vm = o->vm;
     struct vim_network *net = NULL;
@@ -223,7 +178,7 @@ static void check_vm(struct world *w, const struct vs_obs *o)
 
 START_TEST(create_converges_and_second_apply_is_noop)
 {
-    struct world w;
+    struct sim_world w;
     struct vs_outcome out, again;
     uint64_t before;
 
@@ -259,13 +214,13 @@ START_TEST(create_converges_and_second_apply_is_noop)
     ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 1);
     vs_outcome_free(&again);
     vs_outcome_free(&out);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
 START_TEST(crash_after_clone)
 {
-    struct world w;
+    struct sim_world w;
     struct vs_outcome out;
     struct vim_moref vm;
     struct vmop_err err = {0};
@@ -295,13 +250,13 @@ START_TEST(crash_after_clone)
             vs_obs_free(&o);
         }
     }
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
 START_TEST(crash_after_cache_deploy)
 {
-    struct world w;
+    struct sim_world w;
     struct vs_outcome out;
     struct vim_library_item *item = NULL;
     struct vim_moref pool, folder, half;
@@ -333,12 +288,12 @@ START_TEST(crash_after_cache_deploy)
     ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 1);
     check_vm(&w, &out.obs);
     vs_outcome_free(&out);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
 struct par {
-    struct world *w;
+    struct sim_world *w;
     struct vs_outcome out;
     struct vmop_err err;
     vmop_rc rc;
@@ -355,7 +310,7 @@ static void *par_apply(void *arg)
  * cache template is deployed once. */
 START_TEST(vm_template_item_concurrent_creates)
 {
-    struct world w1, w2;
+    struct sim_world w1, w2;
     struct par p[2];
     pthread_t t[2];
     struct vim_library_item *item = NULL;
@@ -389,12 +344,12 @@ START_TEST(vm_template_item_concurrent_creates)
     ck_assert_uint_eq(count_by_name(w1.c, name, &templates), 1);
     ck_assert_int_eq(templates, 1);
     w2.ctx = NULL;
-    world_free(&w2);
-    world_free(&w1);
+    sim_world_free(&w2);
+    sim_world_free(&w1);
 }
 END_TEST
 
-static void apply_power(struct world *w, enum api_power_state want, enum api_power_mode mode,
+static void apply_power(struct sim_world *w, enum api_power_state want, enum api_power_mode mode,
                         enum vim_power_state expect)
 {
     struct vs_outcome out;
@@ -409,7 +364,7 @@ static void apply_power(struct world *w, enum api_power_state want, enum api_pow
 
 START_TEST(power_states_and_modes)
 {
-    struct world w;
+    struct sim_world w;
     struct vs_outcome out;
     world_init(&w, 5, "vmop-tiny-ovf");
     apply_power(&w, API_POWER_ON, API_MODE_UNSET, VIM_POWER_ON);
@@ -446,13 +401,13 @@ START_TEST(power_states_and_modes)
     ck_assert_int_eq(out.obs.vm->power_state, VIM_POWER_OFF);
     vs_outcome_free(&out);
     ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 1);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
 START_TEST(delete_twice)
 {
-    struct world w;
+    struct sim_world w;
     struct vs_outcome out;
     struct vmop_err err = {0};
     struct vim_moref ref;
@@ -475,13 +430,13 @@ START_TEST(delete_twice)
     ck_assert_int_eq(del.gone, 1);
     ck_assert_int_eq(del.destroyed, 0);
     ck_assert_uint_le(soap_calls(w.c) - before, 2);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
 START_TEST(bad_port_group_fails_before_create)
 {
-    struct world w;
+    struct sim_world w;
     struct vs_outcome out;
     struct vmop_err err = {0};
     world_init(&w, 7, "vmop-tiny-ovf");
@@ -503,13 +458,13 @@ START_TEST(bad_port_group_fails_before_create)
     ck_assert_str_eq(out.fault, "NotSupported");
     ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 0);
     vs_outcome_free(&out);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
 START_TEST(missing_pool_fails_nothing_created)
 {
-    struct world w;
+    struct sim_world w;
     struct vs_outcome out;
     struct vmop_err err = {0};
     char pool[512];
@@ -525,13 +480,13 @@ START_TEST(missing_pool_fails_nothing_created)
     ck_assert_int_eq(out.obs.present, 0);
     ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 0);
     vs_outcome_free(&out);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
 START_TEST(min_host_mhz)
 {
-    struct world w;
+    struct sim_world w;
     struct vmop_err err = {0};
     int64_t mhz = 0, mhz2 = 0;
     uint64_t before;
@@ -548,7 +503,7 @@ START_TEST(min_host_mhz)
     ck_assert_int_eq(mhz2, mhz);
     ck_assert_int_eq(vs_min_host_mhz(w.ctx, "/DC0/host/nope", &mhz2, &err), VMOP_E_NOT_FOUND);
     ck_assert_str_eq(err.fault, "NotFound");
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
@@ -580,7 +535,7 @@ static uint64_t method_calls(struct vim_client *c, const char *method)
 
 START_TEST(storage_policy_prefers_binding_datastore)
 {
-    struct world w;
+    struct sim_world w;
     struct vs_outcome out;
     struct vim_moref second;
     world_init(&w, 20, "vmop-tiny-ovf");
@@ -602,13 +557,13 @@ START_TEST(storage_policy_prefers_binding_datastore)
     ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 1);
     ck_assert_uint_ge(method_calls(w.c, "PbmCheckRequirements"), 1); /* chosen by the policy */
     vs_outcome_free(&out);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
 START_TEST(storage_policy_first_compatible_and_cached)
 {
-    struct world w, w2;
+    struct sim_world w, w2;
     struct vs_outcome out;
     struct vim_moref cluster, *cands = NULL;
     size_t n_cands = 0;
@@ -651,14 +606,14 @@ START_TEST(storage_policy_first_compatible_and_cached)
     ck_assert_uint_eq(method_calls(w2.c, "PbmCheckRequirements"), before); /* cached */
     vs_outcome_free(&out);
     free(cands);
-    world_free(&w);
-    world_free(&w2);
+    sim_world_free(&w);
+    sim_world_free(&w2);
 }
 END_TEST
 
 START_TEST(unknown_policy_fails_nothing_created)
 {
-    struct world w;
+    struct sim_world w;
     struct vs_outcome out;
     struct vmop_err err = {0};
     const char *bad = "0badc0de-0000-4000-8000-000000000000";
@@ -685,7 +640,7 @@ START_TEST(unknown_policy_fails_nothing_created)
     ck_assert_int_eq(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_E_NOT_FOUND);
     ck_assert_str_eq(out.fault, VS_REASON_POLICY_NOT_FOUND);
     vs_outcome_free(&out);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
@@ -700,7 +655,7 @@ static int fence_closed(void *ud)
  * the clone and the create fails as canceled. */
 START_TEST(fence_closed_creates_nothing)
 {
-    struct world w;
+    struct sim_world w;
     struct vs_outcome out;
     struct vmop_err err = {0};
     int asked = 0;
@@ -716,7 +671,7 @@ START_TEST(fence_closed_creates_nothing)
     ck_assert_ptr_nonnull(strstr(err.msg, "leadership"));
     ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 0);
     vs_outcome_free(&out);
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
@@ -745,7 +700,7 @@ static enum vim_fault failn_hook(void *ud, unsigned long n, const char *method, 
 /* Creates the VM with request n of the create failing (not sent, or its response lost), then
  * reconciles again without faults: it converges to exactly one VM with the identity, which
  * matches the desired state; then deletes it. Returns the requests the create made. */
-static unsigned long create_failing_at(struct world *w, struct failn *f, unsigned long n,
+static unsigned long create_failing_at(struct sim_world *w, struct failn *f, unsigned long n,
                                        enum vim_fault mode)
 {
     struct vs_outcome out;
@@ -785,7 +740,7 @@ static unsigned long create_failing_at(struct world *w, struct failn *f, unsigne
 START_TEST(fail_at_n_converges_to_one_vm)
 {
     struct failn f = {0};
-    struct world w;
+    struct sim_world w;
     unsigned long total;
 
     next_fault = failn_hook;
@@ -803,7 +758,7 @@ START_TEST(fail_at_n_converges_to_one_vm)
         used = create_failing_at(&w, &f, n, VIM_FAULT_AFTER);
         ck_assert_msg(f.hit || used < n, "request %lu of %lu never came (response lost)", n, used);
     }
-    world_free(&w);
+    sim_world_free(&w);
 }
 END_TEST
 
