@@ -1,9 +1,11 @@
 /* change_feed.c: the event-driven vCenter change feed (owner: vcfeed). See change_feed.h.
  *
  * Owns: the per-container worker threads and their watches, the per-container value-hash cache
- * (pure: vcfeed_cache_*), the moref -> vmservice.namespacedName map kept in that cache, the retry
- * backoff and the feed's counters. Not here: what a key means (the controller's map and enqueue
- * callbacks) and the WaitForUpdatesEx protocol (vimclient's vim_watch_*).
+ * (pure: vcfeed_cache_*), the moref -> vmservice.namespacedName map kept in that cache, the "seen"
+ * counts behind vcfeed_watching, the retry backoff and the feed's counters. Both tables are
+ * vmop_maps (api/base/vmop_map.h); this file has no hash table of its own. Not here: what a key
+ * means (the controller's map and enqueue callbacks) and the WaitForUpdatesEx protocol
+ * (vimclient's vim_watch_*).
  *
  * Locks: f->admin serializes vcfeed_set_containers/vcfeed_stop/vcfeed_free. f->lock guards the
  * stats, each worker's `stop` flag and published `watch` pointer, and is the mutex of f->cond
@@ -19,11 +21,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "vmop_clock.h"
+#include "vmop_map.h"
+
 #define DEFAULT_MAX_WAIT_S      30
 #define DEFAULT_BACKOFF_INITIAL 500L
 #define DEFAULT_BACKOFF_MAX     30000L
 #define DEFAULT_MAX_ENTRIES     ((size_t)1 << 20)
-#define INITIAL_BUCKETS         256
+#define SWEEP_CHUNK             64 /* stale entries removed per walk when memory is short */
 #define CONTAINER_SPEC_MAX      4096
 
 /* Slot values: 0 = never seen; H_COMPLEX = a complex (or absent) value, which a read cannot
@@ -135,7 +140,9 @@ vmop_rc vcfeed_parse_container(const char *spec, struct vim_moref *ret_ref, stru
     return VMOP_OK;
 }
 
-/* FNV-1a, 64 bit; never H_UNSEEN or H_COMPLEX. */
+/* FNV-1a, 64 bit; never H_UNSEEN or H_COMPLEX. Only for hashing property VALUES into a cache
+ * entry's slots (a compact fingerprint to compare with the next update); it buckets no table:
+ * the tables are vmop_maps, which hash their keys themselves. */
 static uint64_t hash_str(const char *s)
 {
     uint64_t h = 1469598103934665603ULL;
@@ -147,13 +154,14 @@ static uint64_t hash_str(const char *s)
     return h <= H_COMPLEX ? h + 2 : h;
 }
 
+/* One VM in a cache: the value of the cache's map under the VM's moref value (owned by the map,
+ * freed through entry_free). */
 struct vcfeed_entry {
-    struct vcfeed_entry *next; /* hash chain */
-    uint64_t epoch;            /* full set in which it was last seen */
-    char *nsname;              /* owned; NULL = none known */
-    int name_known;            /* 1 = looked up since the last identity/changeVersion change */
-    uint64_t *slots;           /* owned; one value hash per watched path */
-    char ref[VIM_MOREF_VALUE_MAX];
+    uint64_t epoch;                /* full set in which it was last seen */
+    char *nsname;                  /* owned; NULL = none known */
+    int name_known;                /* 1 = looked up since the last identity/changeVersion change */
+    uint64_t *slots;               /* owned; one value hash per watched path */
+    char ref[VIM_MOREF_VALUE_MAX]; /* its key again: still readable once the map let go of it */
 };
 
 static void entry_free(struct vcfeed_entry *e)
@@ -165,18 +173,16 @@ static void entry_free(struct vcfeed_entry *e)
     free(e);
 }
 
-static size_t bucket_of(const struct vcfeed_cache *c, const char *ref)
+/* The map's val_free. */
+static void entry_free_cb(void *v)
 {
-    return (size_t)(hash_str(ref) % c->n_buckets);
+    entry_free(v);
 }
 
-static struct vcfeed_entry **entry_slot(const struct vcfeed_cache *c, const char *ref)
+/* Borrowed entry of a VM, or NULL. */
+static struct vcfeed_entry *entry_get(const struct vcfeed_cache *c, const char *ref)
 {
-    struct vcfeed_entry **pp = &c->buckets[bucket_of(c, ref)];
-
-    while (*pp && strcmp((*pp)->ref, ref) != 0)
-        pp = &(*pp)->next;
-    return pp;
+    return vmop_map_get(&c->map, ref);
 }
 
 static int prop_index(const struct vcfeed_cache *c, const char *path)
@@ -200,10 +206,7 @@ vmop_rc vcfeed_cache_init(struct vcfeed_cache *c, const char *const *props, size
     if (n == 0 || n > VCFEED_MAX_PROPS)
         return vmop_fail(err, VMOP_E_INVALID, "vcfeed: %zu properties (1 to %d allowed)", n,
                          VCFEED_MAX_PROPS);
-    c->buckets = calloc(INITIAL_BUCKETS, sizeof(*c->buckets));
-    if (!c->buckets)
-        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
-    c->n_buckets = INITIAL_BUCKETS;
+    vmop_map_init(&c->map, entry_free_cb);
     c->max_entries = max_entries ? max_entries : DEFAULT_MAX_ENTRIES;
     c->props = props;
     c->n_props = n;
@@ -217,42 +220,8 @@ void vcfeed_cache_free(struct vcfeed_cache *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; c->buckets && i < c->n_buckets; i++) {
-        struct vcfeed_entry *e = c->buckets[i];
-        while (e) {
-            struct vcfeed_entry *next = e->next;
-            entry_free(e);
-            e = next;
-        }
-    }
-    free(c->buckets);
+    vmop_map_clear(&c->map); /* every entry through entry_free */
     memset(c, 0, sizeof(*c));
-}
-
-/* Doubles the table when it gets crowded (best effort: on failure the chains just get longer). */
-static void cache_grow(struct vcfeed_cache *c)
-{
-    size_t nb = c->n_buckets * 2;
-    struct vcfeed_entry **b;
-
-    if (c->n < c->n_buckets * 2 || nb > (SIZE_MAX / sizeof(*b)))
-        return;
-    b = calloc(nb, sizeof(*b));
-    if (!b)
-        return;
-    for (size_t i = 0; i < c->n_buckets; i++) {
-        struct vcfeed_entry *e = c->buckets[i];
-        while (e) {
-            struct vcfeed_entry *next = e->next;
-            size_t k = (size_t)(hash_str(e->ref) % nb);
-            e->next = b[k];
-            b[k] = e;
-            e = next;
-        }
-    }
-    free(c->buckets);
-    c->buckets = b;
-    c->n_buckets = nb;
 }
 
 void vcfeed_cache_begin_full(struct vcfeed_cache *c)
@@ -264,20 +233,19 @@ vmop_rc vcfeed_cache_apply(struct vcfeed_cache *c, const struct vim_update *u,
                            struct vcfeed_change *ret_change, struct vmop_err *err)
 {
     struct vcfeed_change ch = {0};
-    struct vcfeed_entry **pp, *e;
+    struct vcfeed_entry *e;
     int is_new = 0, cv_changed = 0;
 
-    if (!c || !c->buckets || !u || !ret_change || !u->ref.value[0])
+    /* props is set by vcfeed_cache_init and cleared by vcfeed_cache_free. */
+    if (!c || !c->props || !u || !ret_change || !u->ref.value[0])
         return vmop_fail(err, VMOP_E_INVALID, "vcfeed: bad update");
-    pp = entry_slot(c, u->ref.value);
-    e = *pp;
+    e = entry_get(c, u->ref.value);
     if (u->kind == VIM_UPDATE_LEAVE) {
         ch.changed = 1;
         ch.left = 1;
         if (e) {
             ch.removed = 1;
-            *pp = e->next;
-            c->n--;
+            vmop_map_take(&c->map, u->ref.value); /* e is ours now */
             ch.old_nsname = e->nsname;
             e->nsname = NULL;
             entry_free(e);
@@ -286,7 +254,7 @@ vmop_rc vcfeed_cache_apply(struct vcfeed_cache *c, const struct vim_update *u,
         return VMOP_OK;
     }
     if (!e) {
-        if (c->n >= c->max_entries)
+        if (c->map.len >= c->max_entries)
             return vmop_fail(err, VMOP_E_TOOBIG, "vcfeed: more than %zu VMs in one container",
                              c->max_entries);
         e = calloc(1, sizeof(*e));
@@ -300,9 +268,10 @@ vmop_rc vcfeed_cache_apply(struct vcfeed_cache *c, const struct vim_update *u,
         /* ref.value is NUL-terminated within VIM_MOREF_VALUE_MAX by construction. */
         memcpy(e->ref, u->ref.value, sizeof(e->ref));
         e->ref[sizeof(e->ref) - 1] = '\0';
-        e->next = *pp;
-        *pp = e;
-        c->n++;
+        if (vmop_map_put(&c->map, e->ref, e) != VMOP_OK) { /* not taken: still ours */
+            entry_free(e);
+            return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        }
         is_new = 1;
         ch.changed = 1;
         ch.entered = 1;
@@ -338,39 +307,69 @@ vmop_rc vcfeed_cache_apply(struct vcfeed_cache *c, const struct vim_update *u,
     } else if (cv_changed) {
         e->name_known = 0; /* ExtraConfig may have changed: read again when needed */
     }
-    if (is_new)
-        cache_grow(c);
     *ret_change = ch;
     return VMOP_OK;
 }
 
-size_t vcfeed_cache_sweep(struct vcfeed_cache *c,
-                          void (*gone)(const char *ref, const char *nsname, void *user), void *user)
-{
-    size_t removed = 0;
+typedef void (*gone_fn)(const char *ref, const char *nsname, void *user);
 
-    for (size_t i = 0; c->buckets && i < c->n_buckets; i++) {
-        struct vcfeed_entry **pp = &c->buckets[i];
-        while (*pp) {
-            struct vcfeed_entry *e = *pp;
-            if (e->epoch == c->epoch) {
-                pp = &e->next;
-                continue;
-            }
-            *pp = e->next;
-            c->n--;
-            if (gone)
-                gone(e->ref, e->nsname, user);
-            entry_free(e);
-            removed++;
-        }
+/* Removes e from the cache, tells gone, frees e: the order the sweep has always had. */
+static void sweep_one(struct vcfeed_cache *c, struct vcfeed_entry *e, gone_fn gone, void *user)
+{
+    vmop_map_take(&c->map, e->ref); /* returns e, now ours */
+    if (gone)
+        gone(e->ref, e->nsname, user);
+    entry_free(e);
+}
+
+/* vmop_map allows no removal while iterating, so the stale entries are collected in one walk and
+ * removed after it. The list holds borrowed entry pointers, sized by a counting walk first (at
+ * most max_entries of them, owned here and freed before returning). Out of memory for the list:
+ * the stale entries are collected SWEEP_CHUNK at a time in a stack array instead, walking the map
+ * again after each chunk. Slower (O(entries * stale / SWEEP_CHUNK)) but it needs no memory and
+ * still removes exactly the stale entries and reports each through gone; skipping the sweep
+ * would lose the VMs that went. */
+size_t vcfeed_cache_sweep(struct vcfeed_cache *c, gone_fn gone, void *user)
+{
+    struct vcfeed_entry *chunk[SWEEP_CHUNK], **buf;
+    struct vmop_map_iter it;
+    struct vmop_map_entry *me;
+    size_t n_stale = 0, removed = 0, cap;
+
+    if (!c)
+        return 0;
+    for (me = vmop_map_first(&c->map, &it); me; me = vmop_map_next(&c->map, &it))
+        if (((const struct vcfeed_entry *)me->val)->epoch != c->epoch)
+            n_stale++;
+    if (n_stale == 0)
+        return 0;
+    buf = calloc(n_stale, sizeof(*buf));
+    cap = n_stale;
+    if (!buf) {
+        buf = chunk;
+        cap = SWEEP_CHUNK;
     }
+    while (removed < n_stale) {
+        size_t k = 0;
+        for (me = vmop_map_first(&c->map, &it); me && k < cap; me = vmop_map_next(&c->map, &it)) {
+            struct vcfeed_entry *e = me->val;
+            if (e->epoch != c->epoch)
+                buf[k++] = e;
+        }
+        for (size_t i = 0; i < k; i++)
+            sweep_one(c, buf[i], gone, user);
+        removed += k;
+        if (k == 0) /* cannot happen (nothing else touches the cache meanwhile): no endless loop */
+            break;
+    }
+    if (buf != chunk)
+        free(buf);
     return removed;
 }
 
 int vcfeed_cache_name(const struct vcfeed_cache *c, const char *ref, const char **ret_nsname)
 {
-    struct vcfeed_entry *e = *entry_slot(c, ref);
+    struct vcfeed_entry *e = entry_get(c, ref);
 
     if (!e)
         return -1;
@@ -381,7 +380,7 @@ int vcfeed_cache_name(const struct vcfeed_cache *c, const char *ref, const char 
 vmop_rc vcfeed_cache_set_name(struct vcfeed_cache *c, const char *ref, const char *nsname,
                               struct vmop_err *err)
 {
-    struct vcfeed_entry *e = *entry_slot(c, ref);
+    struct vcfeed_entry *e = entry_get(c, ref);
     char *copy = NULL;
 
     if (!e)
@@ -412,16 +411,6 @@ struct vcfeed_worker {
     int suppressing; /* the current batch's changes are not emitted (worker thread only) */
 };
 
-/* The VMs the feed's watches hold: moref value -> number of watches holding it (a VM may sit in
- * two watched folders for a moment while it moves). Kept in step with the workers' caches; read
- * by vcfeed_watching from other threads. */
-#define SEEN_BUCKETS 4096
-struct seen_entry {
-    struct seen_entry *next;
-    unsigned n;
-    char ref[VIM_MOREF_VALUE_MAX];
-};
-
 struct vcfeed {
     struct vim_client *client;
     char **props; /* owned, NULL-terminated */
@@ -438,33 +427,29 @@ struct vcfeed {
     struct vcfeed_worker *workers; /* guarded by admin */
     int stopped;                   /* guarded by admin */
     struct vcfeed_stats stats;     /* guarded by lock */
-    /* guarded by seen_mu, a leaf lock: nothing else is locked or called while it is held */
+    /* The VMs the feed's watches hold: moref value -> malloc'd unsigned, the number of watches
+     * holding it (a VM may sit in two watched folders for a moment while it moves); never 0 (the
+     * key goes with its last watch). Values owned by the map (val_free = free). Kept in step with
+     * the workers' caches; read by vcfeed_watching from other threads. Guarded by seen_mu, a leaf
+     * lock: nothing else is locked or called while it is held. */
     pthread_mutex_t seen_mu;
-    struct seen_entry *seen[SEEN_BUCKETS];
+    struct vmop_map seen;
 };
-
-static struct seen_entry **seen_slot(struct vcfeed *f, const char *ref)
-{
-    struct seen_entry **pp = &f->seen[hash_str(ref) % SEEN_BUCKETS];
-    while (*pp && strcmp((*pp)->ref, ref) != 0)
-        pp = &(*pp)->next;
-    return pp;
-}
 
 /* A watch holds the VM now. Out of memory: it is not recorded, so vcfeed_watching says 0 and
  * the caller keeps checking on its own, which is the safe side. */
 static void seen_add(struct vcfeed *f, const char *ref)
 {
-    struct seen_entry **pp, *e;
+    unsigned *n;
 
     pthread_mutex_lock(&f->seen_mu);
-    pp = seen_slot(f, ref);
-    if (*pp) {
-        (*pp)->n++;
-    } else if ((e = calloc(1, sizeof(*e))) != NULL) {
-        snprintf(e->ref, sizeof(e->ref), "%s", ref);
-        e->n = 1;
-        *pp = e;
+    n = vmop_map_get(&f->seen, ref);
+    if (n) {
+        (*n)++;
+    } else if ((n = malloc(sizeof(*n))) != NULL) {
+        *n = 1;
+        if (vmop_map_put(&f->seen, ref, n) != VMOP_OK)
+            free(n); /* not taken: still ours */
     }
     pthread_mutex_unlock(&f->seen_mu);
 }
@@ -472,14 +457,12 @@ static void seen_add(struct vcfeed *f, const char *ref)
 /* A watch no longer holds the VM. */
 static void seen_del(struct vcfeed *f, const char *ref)
 {
-    struct seen_entry **pp, *e;
+    unsigned *n;
 
     pthread_mutex_lock(&f->seen_mu);
-    pp = seen_slot(f, ref);
-    if ((e = *pp) != NULL && --e->n == 0) {
-        *pp = e->next;
-        free(e);
-    }
+    n = vmop_map_get(&f->seen, ref);
+    if (n && --*n == 0)
+        vmop_map_del(&f->seen, ref); /* frees n */
     pthread_mutex_unlock(&f->seen_mu);
 }
 
@@ -490,7 +473,7 @@ int vcfeed_watching(struct vcfeed *f, const char *moref_value)
     if (!f || !moref_value || !moref_value[0])
         return 0;
     pthread_mutex_lock(&f->seen_mu);
-    yes = *seen_slot(f, moref_value) != NULL;
+    yes = vmop_map_has(&f->seen, moref_value);
     pthread_mutex_unlock(&f->seen_mu);
     return yes;
 }
@@ -509,14 +492,6 @@ static void stat_error(struct vcfeed *f, const struct vmop_err *e)
     f->stats.last_rc = e->rc ? e->rc : VMOP_E_INTERNAL;
     snprintf(f->stats.last_error, sizeof(f->stats.last_error), "%s", e->msg);
     pthread_mutex_unlock(&f->lock);
-}
-
-static long long mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int worker_stopping(struct vcfeed_worker *wk)
@@ -742,7 +717,7 @@ static void *worker_main(void *arg)
         for (;;) {
             struct vim_update_batch b = {0};
             uint64_t logins;
-            long long t0 = mono_ms();
+            int64_t t0 = vmop_mono_ms();
             vmop_rc rc;
 
             vmop_err_clear(&err);
@@ -778,7 +753,7 @@ static void *worker_main(void *arg)
             }
             /* A server that answers "nothing" at once instead of waiting must not make this a
              * busy loop. */
-            if (!b.n && !full && f->max_wait_s >= 2 && mono_ms() - t0 < 1000 &&
+            if (!b.n && !full && f->max_wait_s >= 2 && vmop_mono_ms() - t0 < 1000 &&
                 backoff_wait(wk, 0)) {
                 vim_update_batch_free(&b);
                 break;
@@ -799,11 +774,15 @@ static void *worker_main(void *arg)
 
 static void worker_free(struct vcfeed_worker *wk)
 {
+    struct vmop_map_iter it;
+
     if (!wk)
         return;
-    for (size_t i = 0; wk->cache.buckets && i < wk->cache.n_buckets; i++)
-        for (struct vcfeed_entry *e = wk->cache.buckets[i]; e; e = e->next)
-            seen_del(wk->feed, e->ref); /* its watch is gone */
+    /* Its watch is gone. (seen_del changes f->seen, not the map walked here.) A worker whose
+     * cache was never initialised has a zeroed, empty map. */
+    for (struct vmop_map_entry *me = vmop_map_first(&wk->cache.map, &it); me;
+         me = vmop_map_next(&wk->cache.map, &it))
+        seen_del(wk->feed, me->key);
     vcfeed_cache_free(&wk->cache);
     free(wk->container);
     free(wk);
@@ -982,13 +961,7 @@ void vcfeed_free(struct vcfeed *f)
     for (size_t i = 0; f->props && f->props[i]; i++)
         free(f->props[i]);
     free(f->props);
-    for (size_t i = 0; i < SEEN_BUCKETS; i++) { /* normally empty: every worker is freed */
-        while (f->seen[i]) {
-            struct seen_entry *e = f->seen[i];
-            f->seen[i] = e->next;
-            free(e);
-        }
-    }
+    vmop_map_clear(&f->seen); /* normally empty: every worker is freed */
     pthread_cond_destroy(&f->cond);
     pthread_mutex_destroy(&f->seen_mu);
     pthread_mutex_destroy(&f->lock);
@@ -1022,6 +995,7 @@ vmop_rc vcfeed_new(const struct vcfeed_opts *o, struct vcfeed **ret_feed, struct
     pthread_mutex_init(&f->admin, NULL);
     pthread_mutex_init(&f->lock, NULL);
     pthread_mutex_init(&f->seen_mu, NULL);
+    vmop_map_init(&f->seen, free);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&f->cond, &ca);

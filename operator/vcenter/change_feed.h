@@ -34,6 +34,7 @@
 
 #include "vimclient.h"
 #include "vmop_err.h"
+#include "vmop_map.h"
 
 #define VCFEED_MAX_CONTAINERS 256
 #define VCFEED_MAX_PROPS      64
@@ -126,10 +127,9 @@ vmop_rc vcfeed_parse_container(const char *spec, struct vim_moref *ret_ref, stru
 /* The per-container cache of last seen values (one entry per VM moref). */
 struct vcfeed_entry;
 struct vcfeed_cache {
-    struct vcfeed_entry **buckets; /* owned */
-    size_t n_buckets;
-    size_t n;                 /* entries */
-    size_t max_entries;       /* cap (0 = 1 << 20) */
+    struct vmop_map map;      /* moref value -> struct vcfeed_entry *, owned by the map (freed
+                               * through its val_free); map.len = number of VMs cached */
+    size_t max_entries;       /* cap on map.len (0 at init = 1 << 20) */
     uint64_t epoch;           /* mark of the current full set */
     const char *const *props; /* borrowed; n_props of them */
     size_t n_props;

@@ -1,6 +1,7 @@
 /* test_change_feed.c: unit tests of the change feed's pure parts (owner: vcfeed): the retry backoff
  * schedule, namespacedName validation, container specs, and the value-hash cache that drops no-op
- * changes, notices replaced VMs and sweeps VMs missing from a full resync.
+ * changes, notices replaced VMs and sweeps VMs missing from a full resync (also in a cache of
+ * thousands of VMs).
  */
 #include <check.h>
 #include <stdio.h>
@@ -163,7 +164,7 @@ START_TEST(test_cache_dedup)
     /* First sight: a change. */
     ch = apply(&c, mk(&s, VIM_UPDATE_ENTER, "vm-1", 5, full_on));
     ck_assert(ch.changed && ch.entered && !ch.left && !ch.removed && !ch.replaced);
-    ck_assert_uint_eq(c.n, 1);
+    ck_assert_uint_eq(c.map.len, 1);
     /* The same full state again (a resync): nothing, also for the complex device value. */
     vcfeed_cache_begin_full(&c);
     ch = apply(&c, mk(&s, VIM_UPDATE_ENTER, "vm-1", 5, full_on));
@@ -229,7 +230,7 @@ START_TEST(test_cache_names_and_identity)
     ck_assert(ch.changed && ch.left && ch.removed);
     ck_assert_str_eq(ch.old_nsname, "ns/b");
     free(ch.old_nsname);
-    ck_assert_uint_eq(c.n, 0);
+    ck_assert_uint_eq(c.map.len, 0);
     ch = apply(&c, mk(&s, VIM_UPDATE_LEAVE, "vm-9", 0, NULL));
     ck_assert(ch.changed && ch.left && !ch.removed);
     ck_assert_ptr_null(ch.old_nsname);
@@ -275,13 +276,112 @@ START_TEST(test_cache_sweep)
     ck_assert_int_eq(g.n, 1);
     ck_assert_str_eq(g.refs[0], "vm-2");
     ck_assert_str_eq(g.names[0], "ns/two");
-    ck_assert_uint_eq(c.n, 2);
+    ck_assert_uint_eq(c.map.len, 2);
     /* An empty full set: everything goes. */
     vcfeed_cache_begin_full(&c);
     ck_assert_uint_eq(vcfeed_cache_sweep(&c, gone, &g), 2);
     ck_assert_int_eq(g.n, 3);
-    ck_assert_uint_eq(c.n, 0);
+    ck_assert_uint_eq(c.map.len, 0);
     vcfeed_cache_free(&c);
+}
+END_TEST
+
+/* ---- sweep of a large cache ---- */
+
+#define SWEEP_N 3000
+
+struct sweep_rec {
+    int calls[SWEEP_N]; /* gone calls per VM index */
+    int bad;            /* calls for a VM that was not stale or had the wrong name */
+};
+
+static int sweep_stale(int i)
+{
+    return i % 3 == 0;
+}
+
+/* The name recorded for VM i: none for every fifth. */
+static const char *sweep_name(int i, char *buf, size_t n)
+{
+    if (i % 5 == 0)
+        return NULL;
+    snprintf(buf, n, "ns/vm-%d", i);
+    return buf;
+}
+
+static void sweep_gone(const char *ref, const char *nsname, void *user)
+{
+    struct sweep_rec *r = user;
+    char want[32];
+    const char *w;
+    int i = -1;
+
+    if (sscanf(ref, "vm-%d", &i) != 1 || i < 0 || i >= SWEEP_N) {
+        r->bad++;
+        return;
+    }
+    r->calls[i]++;
+    w = sweep_name(i, want, sizeof(want));
+    if (!sweep_stale(i) || (w == NULL) != (nsname == NULL) || (w && strcmp(w, nsname) != 0))
+        r->bad++;
+}
+
+START_TEST(test_cache_sweep_many)
+{
+    struct vcfeed_cache c;
+    struct vmop_err err = {0};
+    struct upd s;
+    struct sweep_rec *r = calloc(1, sizeof(*r));
+    char ref[32], name[32];
+    const char *got;
+    size_t n_stale = 0;
+
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(vcfeed_cache_init(&c, props, 0, &err), VMOP_OK);
+    for (int i = 0; i < SWEEP_N; i++) {
+        snprintf(ref, sizeof(ref), "vm-%d", i);
+        apply(&c, mk(&s, VIM_UPDATE_ENTER, ref, 5, full_on));
+        ck_assert_int_eq(vcfeed_cache_set_name(&c, ref, sweep_name(i, name, sizeof(name)), &err),
+                         VMOP_OK);
+    }
+    ck_assert_uint_eq(c.map.len, SWEEP_N);
+    /* A full set that names every VM but the stale third. */
+    vcfeed_cache_begin_full(&c);
+    for (int i = 0; i < SWEEP_N; i++) {
+        snprintf(ref, sizeof(ref), "vm-%d", i);
+        if (sweep_stale(i))
+            n_stale++;
+        else
+            ck_assert(!apply(&c, mk(&s, VIM_UPDATE_ENTER, ref, 5, full_on)).changed);
+    }
+    ck_assert_uint_eq(vcfeed_cache_sweep(&c, sweep_gone, r), n_stale);
+    ck_assert_int_eq(r->bad, 0);
+    ck_assert_uint_eq(c.map.len, SWEEP_N - n_stale);
+    for (int i = 0; i < SWEEP_N; i++) {
+        const char *want = sweep_name(i, name, sizeof(name));
+        snprintf(ref, sizeof(ref), "vm-%d", i);
+        ck_assert_int_eq(r->calls[i], sweep_stale(i) ? 1 : 0);
+        if (sweep_stale(i)) {
+            ck_assert_int_eq(vcfeed_cache_name(&c, ref, &got), -1);
+            continue;
+        }
+        ck_assert_int_eq(vcfeed_cache_name(&c, ref, &got), 1);
+        if (want)
+            ck_assert_str_eq(got, want);
+        else
+            ck_assert_ptr_null(got);
+    }
+    /* Nothing stale left: a second sweep of the same set removes nothing and calls nothing. */
+    memset(r, 0, sizeof(*r));
+    ck_assert_uint_eq(vcfeed_cache_sweep(&c, sweep_gone, r), 0);
+    for (int i = 0; i < SWEEP_N; i++)
+        ck_assert_int_eq(r->calls[i], 0);
+    /* An empty full set without a callback: all go. */
+    vcfeed_cache_begin_full(&c);
+    ck_assert_uint_eq(vcfeed_cache_sweep(&c, NULL, NULL), SWEEP_N - n_stale);
+    ck_assert_uint_eq(c.map.len, 0);
+    vcfeed_cache_free(&c);
+    free(r);
 }
 END_TEST
 
@@ -301,8 +401,10 @@ START_TEST(test_cache_many_and_cap)
         ch = apply(&c, mk(&s, VIM_UPDATE_ENTER, ref, 5, full_on));
         ck_assert(ch.changed);
     }
-    ck_assert_uint_eq(c.n, 5000);
-    ck_assert_uint_gt(c.n_buckets, 256);
+    ck_assert_uint_eq(c.map.len, 5000);
+    /* The map grew with it (chains stay short): more buckets than entries. */
+    ck_assert_uint_gt(c.map.n_buckets, 256);
+    ck_assert_uint_ge(c.map.n_buckets, c.map.len);
     for (int i = 0; i < 5000; i++) {
         snprintf(ref, sizeof(ref), "vm-%d", i);
         ck_assert_int_eq(vcfeed_cache_name(&c, ref, &name), 0);
@@ -373,6 +475,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_cache_dedup);
     tcase_add_test(t, test_cache_names_and_identity);
     tcase_add_test(t, test_cache_sweep);
+    tcase_add_test(t, test_cache_sweep_many);
     tcase_add_test(t, test_cache_many_and_cap);
     tcase_add_test(t, test_new_checks);
     suite_add_tcase(s, t);
