@@ -844,8 +844,8 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
     if (!nonempty(d->folder))
         return vmop_fail_fault(err, VMOP_E_INVALID, "NotFound", 0, "no VM folder given");
     rc = lookup_pool(ctx, d->resource_pool, &pool, err);
-    if (!rc && (rc = vim_find_by_path(ctx->client, d->folder, "Folder", &folder, err)))
-        rc = fail_not_found(err, rc, "folder", d->folder);
+    if (!rc)
+        rc = lookup_folder(ctx, d->folder, &folder, err);
     if (!rc)
         rc = lookup_datastore(ctx, d, &ds, err);
     if (!rc && nonempty(d->storage_policy_id))
@@ -854,9 +854,8 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
         return rc;
     cf = ctx->cache_folder ? ctx->cache_folder : d->folder;
     cache_folder = folder;
-    if (ctx->cache_folder &&
-        (rc = vim_find_by_path(ctx->client, ctx->cache_folder, "Folder", &cache_folder, err)))
-        return fail_not_found(err, rc, "image cache folder", ctx->cache_folder);
+    if (ctx->cache_folder && (rc = lookup_folder(ctx, ctx->cache_folder, &cache_folder, err)))
+        return rc;
     t.item_id = d->library_item_id;
     t.folder_path = cf;
     t.folder = &cache_folder;

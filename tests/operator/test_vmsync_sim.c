@@ -687,9 +687,9 @@ struct failn {
 static enum vim_fault failn_hook(void *ud, unsigned long n, const char *method, const char *path)
 {
     struct failn *f = ud;
-    (void)method;
     (void)path;
     f->seen = n;
+
     if (f->fail_at && n == f->fail_at) {
         f->hit = 1;
         return f->mode;
@@ -737,6 +737,62 @@ static unsigned long create_failing_at(struct sim_world *w, struct failn *f, uns
     return used;
 }
 
+/* The client's SOAP calls per method so far (vim_client_method_stats: first-call order). */
+struct mcounts {
+    char name[VIM_METHOD_STATS_MAX][64];
+    unsigned long calls[VIM_METHOD_STATS_MAX];
+    size_t n;
+};
+
+static void tally_method(void *ud, const struct vim_method_stat *st)
+{
+    struct mcounts *m = ud;
+    if (m->n >= VIM_METHOD_STATS_MAX)
+        return;
+    snprintf(m->name[m->n], sizeof(m->name[0]), "%s", st->method);
+    m->calls[m->n++] = (unsigned long)st->calls;
+}
+
+static void method_counts(struct vim_client *c, struct mcounts *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    vim_client_method_stats(c, tally_method, ret);
+}
+
+static void print_delta(const char *what, const struct mcounts *a, const struct mcounts *b)
+{
+    fprintf(stderr, "%s:\n", what);
+    for (size_t i = 0; i < b->n; i++) {
+        unsigned long d = b->calls[i] - (i < a->n ? a->calls[i] : 0);
+        if (d)
+            fprintf(stderr, "  %-28s %lu\n", b->name[i], d);
+    }
+}
+
+/* env VMSYNC_TRACE: the SOAP calls of one warm create, its re-apply and its delete, by method. */
+static void trace_costs(struct sim_world *w)
+{
+    struct mcounts a, b, c, d;
+    struct vs_outcome out;
+    struct vs_deleted del;
+    struct vmop_err err = {0};
+    char id[VIM_MOREF_VALUE_MAX];
+
+    method_counts(w->c, &a);
+    ck_assert_int_eq(vs_apply(w->ctx, &w->d, NULL, &out, &err), VMOP_OK);
+    method_counts(w->c, &b);
+    snprintf(id, sizeof(id), "%s", out.obs.vm->ref.value);
+    vs_outcome_free(&out);
+    ck_assert_int_eq(vs_apply(w->ctx, &w->d, id, &out, &err), VMOP_OK);
+    vs_outcome_free(&out);
+    method_counts(w->c, &c);
+    ck_assert_int_eq(vs_delete(w->ctx, &w->d, id, API_MODE_UNSET, &del, &err), VMOP_OK);
+    method_counts(w->c, &d);
+    print_delta("create", &a, &b);
+    print_delta("re-apply (in sync)", &b, &c);
+    print_delta("delete (TrySoft)", &c, &d);
+}
+
 START_TEST(fail_at_n_converges_to_one_vm)
 {
     struct failn f = {0};
@@ -748,6 +804,8 @@ START_TEST(fail_at_n_converges_to_one_vm)
     world_init(&w, 30, "vmop-tiny-ovf");
     next_fault = NULL;
     create_failing_at(&w, &f, 0, VIM_FAULT_NONE); /* warm: the image cache exists from now on */
+    if (getenv("VMSYNC_TRACE"))
+        trace_costs(&w);
     total = create_failing_at(&w, &f, 0, VIM_FAULT_NONE);
     ck_assert_uint_ge(total, 3);
     fprintf(stderr, "fail at n: a create makes %lu requests\n", total);
