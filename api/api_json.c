@@ -164,3 +164,22 @@ vmop_rc api_json_set_str(cJSON *obj, const char *key, const char *val, struct vm
     }
     return VMOP_OK;
 }
+
+const cJSON *api_jget(const cJSON *o, const char *key)
+{
+    return cJSON_IsObject(o) && key ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
+
+const cJSON *api_jpath(const cJSON *o, const char *a, const char *b, const char *c, const char *d)
+{
+    const char *keys[] = {a, b, c, d};
+    for (size_t i = 0; i < 4 && keys[i] && o; i++)
+        o = api_jget(o, keys[i]);
+    return o;
+}
+
+const char *api_jstr(const cJSON *o, const char *key)
+{
+    const cJSON *v = key ? api_jget(o, key) : o;
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}

@@ -38,4 +38,11 @@ cJSON *api_json_ensure_obj(cJSON *obj, const char *key);
 /* obj[key] = val (a copy); val NULL deletes the member. */
 vmop_rc api_json_set_str(cJSON *obj, const char *key, const char *val, struct vmop_err *err);
 
+/* Plain lookups for code that only reads (no type errors recorded), NULL-safe all the way:
+ * member key of object o (NULL when o is not an object); o.a.b.c.d, stopping at the first NULL
+ * key; the string value of o itself (key NULL) or of its member key. */
+const cJSON *api_jget(const cJSON *o, const char *key);
+const cJSON *api_jpath(const cJSON *o, const char *a, const char *b, const char *c, const char *d);
+const char *api_jstr(const cJSON *o, const char *key);
+
 #endif

@@ -1,23 +1,13 @@
 /* endpoints.c: VirtualMachineService -> desired Service, Endpoints and EndpointSlice (pure).
  * See endpoints.h for the rules. Everything here works on borrowed cJSON trees and returns new
  * ones; no I/O, no clock, no globals. */
+#include "api_json.h"
 #include "endpoints.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
-
-static const cJSON *jget(const cJSON *o, const char *k)
-{
-    return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
-}
-
-static const char *jstr(const cJSON *o, const char *k)
-{
-    const cJSON *v = jget(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
 
 static int str_eq(const char *a, const char *b)
 {
@@ -33,7 +23,7 @@ int ep_selector_matches(const cJSON *selector, const cJSON *labels)
     cJSON_ArrayForEach(s, selector)
     {
         const char *want = cJSON_IsString(s) ? s->valuestring : NULL;
-        const char *have = jstr(labels, s->string);
+        const char *have = api_jstr(labels, s->string);
         if (!want || !have || strcmp(want, have) != 0)
             return 0;
         n++;
@@ -43,38 +33,39 @@ int ep_selector_matches(const cJSON *selector, const cJSON *labels)
 
 int ep_vm_has_probe(const cJSON *vm)
 {
-    const cJSON *p = jget(jget(vm, "spec"), "readinessProbe");
-    const cJSON *gi = jget(p, "guestInfo");
+    const cJSON *p = api_jget(api_jget(vm, "spec"), "readinessProbe");
+    const cJSON *gi = api_jget(p, "guestInfo");
     if (!cJSON_IsObject(p))
         return 0;
-    return cJSON_IsObject(jget(p, "tcpSocket")) || cJSON_IsObject(jget(p, "guestHeartbeat")) ||
+    return cJSON_IsObject(api_jget(p, "tcpSocket")) ||
+           cJSON_IsObject(api_jget(p, "guestHeartbeat")) ||
            (cJSON_IsArray(gi) && cJSON_GetArraySize(gi) > 0);
 }
 
 static int ready_condition_true(const cJSON *vm)
 {
     const cJSON *c;
-    cJSON_ArrayForEach(c, jget(jget(vm, "status"), "conditions"))
+    cJSON_ArrayForEach(c, api_jget(api_jget(vm, "status"), "conditions"))
     {
-        if (str_eq(jstr(c, "type"), "Ready"))
-            return str_eq(jstr(c, "status"), "True");
+        if (str_eq(api_jstr(c, "type"), "Ready"))
+            return str_eq(api_jstr(c, "status"), "True");
     }
     return 0;
 }
 
 static const char *vm_ip4(const cJSON *vm)
 {
-    const char *ip = jstr(jget(jget(vm, "status"), "network"), "primaryIP4");
+    const char *ip = api_jstr(api_jget(api_jget(vm, "status"), "network"), "primaryIP4");
     return ip && *ip ? ip : NULL;
 }
 
 enum ep_vm_class ep_vm_classify(const cJSON *vm)
 {
-    const cJSON *md = jget(vm, "metadata");
-    const char *dt = jstr(md, "deletionTimestamp");
-    if ((dt && *dt) || !vm_ip4(vm) || !jstr(md, "name"))
+    const cJSON *md = api_jget(vm, "metadata");
+    const char *dt = api_jstr(md, "deletionTimestamp");
+    if ((dt && *dt) || !vm_ip4(vm) || !api_jstr(md, "name"))
         return EP_VM_SKIP;
-    if (!str_eq(jstr(jget(vm, "status"), "powerState"), "PoweredOn"))
+    if (!str_eq(api_jstr(api_jget(vm, "status"), "powerState"), "PoweredOn"))
         return EP_VM_NOT_READY;
     if (ep_vm_has_probe(vm) && !ready_condition_true(vm))
         return EP_VM_NOT_READY;
@@ -115,24 +106,25 @@ static int add_str(cJSON *o, const char *k, const char *s)
 /* metadata {name, namespace, labels, annotations?, ownerReferences}. */
 static cJSON *make_meta(const cJSON *vmsvc, int with_annotations)
 {
-    const cJSON *smd = jget(vmsvc, "metadata");
+    const cJSON *smd = api_jget(vmsvc, "metadata");
     cJSON *md = cJSON_CreateObject(), *labels, *ref, *refs;
     const cJSON *l;
     if (!md)
         return NULL;
-    if (add_str(md, "name", jstr(smd, "name")) || add_str(md, "namespace", jstr(smd, "namespace")))
+    if (add_str(md, "name", api_jstr(smd, "name")) ||
+        add_str(md, "namespace", api_jstr(smd, "namespace")))
         goto fail;
     labels = cJSON_AddObjectToObject(md, "labels");
     if (!labels)
         goto fail;
-    cJSON_ArrayForEach(l, jget(smd, "labels"))
+    cJSON_ArrayForEach(l, api_jget(smd, "labels"))
     {
         if (cJSON_IsString(l) && !cJSON_AddStringToObject(labels, l->string, l->valuestring))
             goto fail;
     }
     if (with_annotations) {
         cJSON *ann = NULL;
-        cJSON_ArrayForEach(l, jget(smd, "annotations"))
+        cJSON_ArrayForEach(l, api_jget(smd, "annotations"))
         {
             if (!cJSON_IsString(l) || strcmp(l->string, LAST_APPLIED) == 0)
                 continue;
@@ -148,7 +140,7 @@ static cJSON *make_meta(const cJSON *vmsvc, int with_annotations)
         goto fail_ref;
     cJSON_AddItemToArray(refs, ref);
     if (add_str(ref, "apiVersion", EP_VMSVC_API) || add_str(ref, "kind", EP_VMSVC_KIND) ||
-        add_str(ref, "name", jstr(smd, "name")) || add_str(ref, "uid", jstr(smd, "uid")) ||
+        add_str(ref, "name", api_jstr(smd, "name")) || add_str(ref, "uid", api_jstr(smd, "uid")) ||
         !cJSON_AddTrueToObject(ref, "controller") ||
         !cJSON_AddTrueToObject(ref, "blockOwnerDeletion"))
         goto fail;
@@ -177,14 +169,14 @@ fail:
 
 static double num_or(const cJSON *o, const char *k, double dflt)
 {
-    const cJSON *v = jget(o, k);
+    const cJSON *v = api_jget(o, k);
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
 static cJSON *build_service(const cJSON *vmsvc)
 {
-    const cJSON *spec = jget(vmsvc, "spec"), *p, *ranges;
-    const char *type = jstr(spec, "type");
+    const cJSON *spec = api_jget(vmsvc, "spec"), *p, *ranges;
+    const char *type = api_jstr(spec, "type");
     cJSON *svc = new_obj("v1", "Service", make_meta(vmsvc, 1)), *s, *ports;
     if (!svc || !(s = cJSON_AddObjectToObject(svc, "spec")))
         goto fail;
@@ -192,24 +184,24 @@ static cJSON *build_service(const cJSON *vmsvc)
         goto fail;
     if (!(ports = cJSON_AddArrayToObject(s, "ports")))
         goto fail;
-    cJSON_ArrayForEach(p, jget(spec, "ports"))
+    cJSON_ArrayForEach(p, api_jget(spec, "ports"))
     {
         cJSON *np = cJSON_CreateObject();
         double port = num_or(p, "port", 0);
         if (!np)
             goto fail;
         cJSON_AddItemToArray(ports, np);
-        if (add_str(np, "name", jstr(p, "name")) ||
-            add_str(np, "protocol", jstr(p, "protocol") ? jstr(p, "protocol") : "TCP") ||
+        if (add_str(np, "name", api_jstr(p, "name")) ||
+            add_str(np, "protocol", api_jstr(p, "protocol") ? api_jstr(p, "protocol") : "TCP") ||
             !cJSON_AddNumberToObject(np, "port", port) ||
             !cJSON_AddNumberToObject(np, "targetPort", num_or(p, "targetPort", port)))
             goto fail;
     }
     if (str_eq(type, "LoadBalancer")) {
         if (!cJSON_AddFalseToObject(s, "allocateLoadBalancerNodePorts") ||
-            add_str(s, "loadBalancerIP", jstr(spec, "loadBalancerIP")))
+            add_str(s, "loadBalancerIP", api_jstr(spec, "loadBalancerIP")))
             goto fail;
-        ranges = jget(spec, "loadBalancerSourceRanges");
+        ranges = api_jget(spec, "loadBalancerSourceRanges");
         if (cJSON_IsArray(ranges) && cJSON_GetArraySize(ranges) > 0) {
             cJSON *r = cJSON_Duplicate(ranges, 1);
             if (!r)
@@ -217,8 +209,8 @@ static cJSON *build_service(const cJSON *vmsvc)
             cJSON_AddItemToObject(s, "loadBalancerSourceRanges", r);
         }
     }
-    if (add_str(s, "clusterIP", jstr(spec, "clusterIp")) ||
-        add_str(s, "externalName", jstr(spec, "externalName")))
+    if (add_str(s, "clusterIP", api_jstr(spec, "clusterIp")) ||
+        add_str(s, "externalName", api_jstr(spec, "externalName")))
         goto fail;
     return svc;
 fail:
@@ -228,10 +220,11 @@ fail:
 
 static cJSON *target_ref(const cJSON *vm)
 {
-    const cJSON *md = jget(vm, "metadata");
+    const cJSON *md = api_jget(vm, "metadata");
     cJSON *r = cJSON_CreateObject();
-    if (!r || add_str(r, "kind", "VirtualMachine") || add_str(r, "name", jstr(md, "name")) ||
-        add_str(r, "namespace", jstr(md, "namespace")) || add_str(r, "uid", jstr(md, "uid"))) {
+    if (!r || add_str(r, "kind", "VirtualMachine") || add_str(r, "name", api_jstr(md, "name")) ||
+        add_str(r, "namespace", api_jstr(md, "namespace")) ||
+        add_str(r, "uid", api_jstr(md, "uid"))) {
         cJSON_Delete(r);
         return NULL;
     }
@@ -245,16 +238,16 @@ static cJSON *endpoint_ports(const cJSON *vmsvc)
     cJSON *arr = cJSON_CreateArray();
     if (!arr)
         return NULL;
-    cJSON_ArrayForEach(p, jget(jget(vmsvc, "spec"), "ports"))
+    cJSON_ArrayForEach(p, api_jget(api_jget(vmsvc, "spec"), "ports"))
     {
         cJSON *np = cJSON_CreateObject();
         double port = num_or(p, "port", 0);
         if (!np)
             goto fail;
         cJSON_AddItemToArray(arr, np);
-        if (add_str(np, "name", jstr(p, "name")) ||
+        if (add_str(np, "name", api_jstr(p, "name")) ||
             !cJSON_AddNumberToObject(np, "port", num_or(p, "targetPort", port)) ||
-            add_str(np, "protocol", jstr(p, "protocol") ? jstr(p, "protocol") : "TCP"))
+            add_str(np, "protocol", api_jstr(p, "protocol") ? api_jstr(p, "protocol") : "TCP"))
             goto fail;
     }
     return arr;
@@ -305,7 +298,7 @@ fail:
 
 static cJSON *build_slice(const cJSON *vmsvc, const struct picked *pk, size_t n)
 {
-    const char *name = jstr(jget(vmsvc, "metadata"), "name");
+    const char *name = api_jstr(api_jget(vmsvc, "metadata"), "name");
     cJSON *es = new_obj("discovery.k8s.io/v1", "EndpointSlice", make_meta(vmsvc, 0));
     cJSON *labels, *eps, *ports;
     if (!es)
@@ -345,9 +338,9 @@ fail:
 vmop_rc ep_compute(const cJSON *vmsvc, const cJSON *const *vms, size_t n_vms,
                    struct ep_desired *ret, struct vmop_err *err)
 {
-    const cJSON *md = jget(vmsvc, "metadata");
-    const char *ns = jstr(md, "namespace");
-    const cJSON *selector = jget(jget(vmsvc, "spec"), "selector");
+    const cJSON *md = api_jget(vmsvc, "metadata");
+    const char *ns = api_jstr(md, "namespace");
+    const cJSON *selector = api_jget(api_jget(vmsvc, "spec"), "selector");
     struct ep_desired d = {0};
     struct picked *pk = NULL;
     size_t n = 0;
@@ -356,26 +349,26 @@ vmop_rc ep_compute(const cJSON *vmsvc, const cJSON *const *vms, size_t n_vms,
     if (!ret)
         return vmop_fail(err, VMOP_E_INVALID, "ep_compute: no output");
     memset(ret, 0, sizeof(*ret));
-    if (!jstr(md, "name") || !ns || !jstr(md, "uid"))
+    if (!api_jstr(md, "name") || !ns || !api_jstr(md, "uid"))
         return vmop_fail(err, VMOP_E_INVALID,
                          "VirtualMachineService without metadata.name, namespace or uid");
     if (n_vms && !(pk = calloc(n_vms, sizeof(*pk))))
         return vmop_fail(err, VMOP_E_NOMEM, "ep_compute: out of memory");
     for (size_t i = 0; i < n_vms; i++) {
-        const cJSON *vmd = jget(vms[i], "metadata");
+        const cJSON *vmd = api_jget(vms[i], "metadata");
         enum ep_vm_class cls;
-        if (!str_eq(jstr(vmd, "namespace"), ns) ||
-            !ep_selector_matches(selector, jget(vmd, "labels")))
+        if (!str_eq(api_jstr(vmd, "namespace"), ns) ||
+            !ep_selector_matches(selector, api_jget(vmd, "labels")))
             continue;
         if ((cls = ep_vm_classify(vms[i])) == EP_VM_SKIP)
             continue;
         if (n >= EP_MAX_VMS) {
             rc = vmop_fail(err, VMOP_E_TOOBIG, "VirtualMachineService %s/%s selects over %d VMs",
-                           ns, jstr(md, "name"), EP_MAX_VMS);
+                           ns, api_jstr(md, "name"), EP_MAX_VMS);
             goto out;
         }
         pk[n].vm = vms[i];
-        pk[n].name = jstr(vmd, "name");
+        pk[n].name = api_jstr(vmd, "name");
         pk[n].cls = cls;
         if (cls == EP_VM_READY)
             d.n_ready++;
@@ -387,7 +380,7 @@ vmop_rc ep_compute(const cJSON *vmsvc, const cJSON *const *vms, size_t n_vms,
         qsort(pk, n, sizeof(*pk), cmp_picked);
     if (!(d.service = build_service(vmsvc)))
         goto nomem;
-    if (!str_eq(jstr(jget(vmsvc, "spec"), "type"), "ExternalName")) {
+    if (!str_eq(api_jstr(api_jget(vmsvc, "spec"), "type"), "ExternalName")) {
         if (!(d.endpoints = build_endpoints(vmsvc, pk, n)) ||
             !(d.slice = build_slice(vmsvc, pk, n)))
             goto nomem;
@@ -411,7 +404,7 @@ static int map_subset(const cJSON *want, const cJSON *have)
     const cJSON *w;
     cJSON_ArrayForEach(w, want)
     {
-        const char *h = jstr(have, w->string);
+        const char *h = api_jstr(have, w->string);
         if (cJSON_IsString(w) && (!h || strcmp(h, w->valuestring) != 0))
             return 0;
     }
@@ -420,15 +413,15 @@ static int map_subset(const cJSON *want, const cJSON *have)
 
 static const cJSON *controller_ref(const cJSON *desired)
 {
-    return cJSON_GetArrayItem(jget(jget(desired, "metadata"), "ownerReferences"), 0);
+    return cJSON_GetArrayItem(api_jget(api_jget(desired, "metadata"), "ownerReferences"), 0);
 }
 
 static int has_owner(const cJSON *actual, const char *uid)
 {
     const cJSON *r;
-    cJSON_ArrayForEach(r, jget(jget(actual, "metadata"), "ownerReferences"))
+    cJSON_ArrayForEach(r, api_jget(api_jget(actual, "metadata"), "ownerReferences"))
     {
-        if (str_eq(jstr(r, "uid"), uid))
+        if (str_eq(api_jstr(r, "uid"), uid))
             return 1;
     }
     return 0;
@@ -436,10 +429,10 @@ static int has_owner(const cJSON *actual, const char *uid)
 
 static int meta_differs(const cJSON *desired, const cJSON *actual)
 {
-    const cJSON *dm = jget(desired, "metadata"), *am = jget(actual, "metadata");
-    return !map_subset(jget(dm, "labels"), jget(am, "labels")) ||
-           !map_subset(jget(dm, "annotations"), jget(am, "annotations")) ||
-           !has_owner(actual, jstr(controller_ref(desired), "uid"));
+    const cJSON *dm = api_jget(desired, "metadata"), *am = api_jget(actual, "metadata");
+    return !map_subset(api_jget(dm, "labels"), api_jget(am, "labels")) ||
+           !map_subset(api_jget(dm, "annotations"), api_jget(am, "annotations")) ||
+           !has_owner(actual, api_jstr(controller_ref(desired), "uid"));
 }
 
 /* Equal JSON, where an absent member equals an empty array. */
@@ -454,24 +447,25 @@ static int arr_eq(const cJSON *a, const cJSON *b)
 
 static int port_eq(const cJSON *d, const cJSON *a)
 {
-    const cJSON *dt = jget(d, "targetPort"), *at = jget(a, "targetPort");
-    return str_eq(jstr(d, "name"), jstr(a, "name")) &&
-           str_eq(jstr(d, "protocol"), jstr(a, "protocol") ? jstr(a, "protocol") : "TCP") &&
+    const cJSON *dt = api_jget(d, "targetPort"), *at = api_jget(a, "targetPort");
+    return str_eq(api_jstr(d, "name"), api_jstr(a, "name")) &&
+           str_eq(api_jstr(d, "protocol"),
+                  api_jstr(a, "protocol") ? api_jstr(a, "protocol") : "TCP") &&
            num_or(d, "port", -1) == num_or(a, "port", -2) && cJSON_IsNumber(at) &&
            cJSON_IsNumber(dt) && dt->valuedouble == at->valuedouble;
 }
 
 int ep_service_differs(const cJSON *desired, const cJSON *actual)
 {
-    const cJSON *ds = jget(desired, "spec"), *as = jget(actual, "spec");
-    const cJSON *dp = jget(ds, "ports"), *ap = jget(as, "ports"), *d;
-    const cJSON *dalloc = jget(ds, "allocateLoadBalancerNodePorts");
+    const cJSON *ds = api_jget(desired, "spec"), *as = api_jget(actual, "spec");
+    const cJSON *dp = api_jget(ds, "ports"), *ap = api_jget(as, "ports"), *d;
+    const cJSON *dalloc = api_jget(ds, "allocateLoadBalancerNodePorts");
     int i = 0;
     if (meta_differs(desired, actual))
         return 1;
-    if (!str_eq(jstr(ds, "type"), jstr(as, "type") ? jstr(as, "type") : "ClusterIP"))
+    if (!str_eq(api_jstr(ds, "type"), api_jstr(as, "type") ? api_jstr(as, "type") : "ClusterIP"))
         return 1;
-    if (jget(as, "selector") && cJSON_GetArraySize(jget(as, "selector")) > 0)
+    if (api_jget(as, "selector") && cJSON_GetArraySize(api_jget(as, "selector")) > 0)
         return 1;
     if (cJSON_GetArraySize(dp) != cJSON_GetArraySize(ap))
         return 1;
@@ -480,12 +474,12 @@ int ep_service_differs(const cJSON *desired, const cJSON *actual)
         if (!port_eq(d, cJSON_GetArrayItem(ap, i++)))
             return 1;
     }
-    if (dalloc && !cJSON_Compare(dalloc, jget(as, "allocateLoadBalancerNodePorts"), 1))
+    if (dalloc && !cJSON_Compare(dalloc, api_jget(as, "allocateLoadBalancerNodePorts"), 1))
         return 1;
-    if (!str_eq(jstr(ds, "loadBalancerIP"), jstr(as, "loadBalancerIP")) ||
-        !str_eq(jstr(ds, "externalName"), jstr(as, "externalName")))
+    if (!str_eq(api_jstr(ds, "loadBalancerIP"), api_jstr(as, "loadBalancerIP")) ||
+        !str_eq(api_jstr(ds, "externalName"), api_jstr(as, "externalName")))
         return 1;
-    if (!arr_eq(jget(ds, "loadBalancerSourceRanges"), jget(as, "loadBalancerSourceRanges")))
+    if (!arr_eq(api_jget(ds, "loadBalancerSourceRanges"), api_jget(as, "loadBalancerSourceRanges")))
         return 1;
     return 0;
 }
@@ -493,15 +487,15 @@ int ep_service_differs(const cJSON *desired, const cJSON *actual)
 int ep_endpoints_differs(const cJSON *desired, const cJSON *actual)
 {
     return meta_differs(desired, actual) ||
-           !arr_eq(jget(desired, "subsets"), jget(actual, "subsets"));
+           !arr_eq(api_jget(desired, "subsets"), api_jget(actual, "subsets"));
 }
 
 int ep_slice_differs(const cJSON *desired, const cJSON *actual)
 {
     return meta_differs(desired, actual) ||
-           !str_eq(jstr(desired, "addressType"), jstr(actual, "addressType")) ||
-           !arr_eq(jget(desired, "endpoints"), jget(actual, "endpoints")) ||
-           !arr_eq(jget(desired, "ports"), jget(actual, "ports"));
+           !str_eq(api_jstr(desired, "addressType"), api_jstr(actual, "addressType")) ||
+           !arr_eq(api_jget(desired, "endpoints"), api_jget(actual, "endpoints")) ||
+           !arr_eq(api_jget(desired, "ports"), api_jget(actual, "ports"));
 }
 
 /* ---- merging ---- */
@@ -546,12 +540,12 @@ static int merge_map(cJSON *dst_parent, const char *k, const cJSON *want)
 
 static int merge_meta(cJSON *out, const cJSON *desired)
 {
-    const cJSON *dm = jget(desired, "metadata"), *ref = controller_ref(desired);
+    const cJSON *dm = api_jget(desired, "metadata"), *ref = controller_ref(desired);
     cJSON *md = obj_member(out, "metadata"), *refs, *c;
-    if (!md || merge_map(md, "labels", jget(dm, "labels")) ||
-        merge_map(md, "annotations", jget(dm, "annotations")))
+    if (!md || merge_map(md, "labels", api_jget(dm, "labels")) ||
+        merge_map(md, "annotations", api_jget(dm, "annotations")))
         return -1;
-    if (!ref || has_owner(out, jstr(ref, "uid")))
+    if (!ref || has_owner(out, api_jstr(ref, "uid")))
         return 0;
     refs = cJSON_GetObjectItemCaseSensitive(md, "ownerReferences");
     if (!cJSON_IsArray(refs)) {
@@ -568,11 +562,11 @@ static int merge_meta(cJSON *out, const cJSON *desired)
 /* Desired ports, each keeping the nodePort the server allocated to the same-named port. */
 static int merge_ports(cJSON *as, const cJSON *ds)
 {
-    const cJSON *old = jget(as, "ports"), *d;
+    const cJSON *old = api_jget(as, "ports"), *d;
     cJSON *ports = cJSON_CreateArray();
     if (!ports)
         return -1;
-    cJSON_ArrayForEach(d, jget(ds, "ports"))
+    cJSON_ArrayForEach(d, api_jget(ds, "ports"))
     {
         const cJSON *o, *np;
         cJSON *c = cJSON_Duplicate(d, 1);
@@ -581,9 +575,9 @@ static int merge_ports(cJSON *as, const cJSON *ds)
         cJSON_AddItemToArray(ports, c);
         cJSON_ArrayForEach(o, old)
         {
-            if (!str_eq(jstr(o, "name"), jstr(d, "name")))
+            if (!str_eq(api_jstr(o, "name"), api_jstr(d, "name")))
                 continue;
-            np = jget(o, "nodePort");
+            np = api_jget(o, "nodePort");
             if (cJSON_IsNumber(np) && !cJSON_AddNumberToObject(c, "nodePort", np->valuedouble))
                 goto fail;
             break;
@@ -600,31 +594,31 @@ fail:
 vmop_rc ep_merge_for_update(const cJSON *desired, const cJSON *actual, cJSON **ret_obj,
                             struct vmop_err *err)
 {
-    const char *kind = jstr(desired, "kind");
+    const char *kind = api_jstr(desired, "kind");
     cJSON *out = cJSON_Duplicate(actual, 1);
     if (!out || merge_meta(out, desired))
         goto nomem;
     if (str_eq(kind, "Service")) {
-        const cJSON *ds = jget(desired, "spec");
+        const cJSON *ds = api_jget(desired, "spec");
         cJSON *as = obj_member(out, "spec");
-        if (!as || put_copy(as, "type", jget(ds, "type")) || merge_ports(as, ds) ||
+        if (!as || put_copy(as, "type", api_jget(ds, "type")) || merge_ports(as, ds) ||
             put_copy(as, "allocateLoadBalancerNodePorts",
-                     jget(ds, "allocateLoadBalancerNodePorts")) ||
-            put_copy(as, "loadBalancerIP", jget(ds, "loadBalancerIP")) ||
-            put_copy(as, "loadBalancerSourceRanges", jget(ds, "loadBalancerSourceRanges")) ||
-            put_copy(as, "externalName", jget(ds, "externalName")) ||
+                     api_jget(ds, "allocateLoadBalancerNodePorts")) ||
+            put_copy(as, "loadBalancerIP", api_jget(ds, "loadBalancerIP")) ||
+            put_copy(as, "loadBalancerSourceRanges", api_jget(ds, "loadBalancerSourceRanges")) ||
+            put_copy(as, "externalName", api_jget(ds, "externalName")) ||
             put_copy(as, "selector", NULL))
             goto nomem;
-        if (jget(ds, "clusterIP") && !jget(as, "clusterIP") &&
-            put_copy(as, "clusterIP", jget(ds, "clusterIP")))
+        if (api_jget(ds, "clusterIP") && !api_jget(as, "clusterIP") &&
+            put_copy(as, "clusterIP", api_jget(ds, "clusterIP")))
             goto nomem;
     } else if (str_eq(kind, "Endpoints")) {
-        if (put_copy(out, "subsets", jget(desired, "subsets")))
+        if (put_copy(out, "subsets", api_jget(desired, "subsets")))
             goto nomem;
     } else if (str_eq(kind, "EndpointSlice")) {
-        if (put_copy(out, "addressType", jget(desired, "addressType")) ||
-            put_copy(out, "endpoints", jget(desired, "endpoints")) ||
-            put_copy(out, "ports", jget(desired, "ports")))
+        if (put_copy(out, "addressType", api_jget(desired, "addressType")) ||
+            put_copy(out, "endpoints", api_jget(desired, "endpoints")) ||
+            put_copy(out, "ports", api_jget(desired, "ports")))
             goto nomem;
     } else {
         cJSON_Delete(out);

@@ -16,6 +16,7 @@
  * like `^(a+)+$` that do not match.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
+#include "api_json.h"
 #include "probe.h"
 
 #include <errno.h>
@@ -47,20 +48,9 @@
 
 /* ---- evaluation ---- */
 
-static const cJSON *jget(const cJSON *o, const char *k)
-{
-    return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
-}
-
-static const char *jstr(const cJSON *o, const char *k)
-{
-    const cJSON *v = jget(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static const cJSON *probe_of(const struct api_vm *vm)
 {
-    const cJSON *p = jget(jget(vm->obj, "spec"), "readinessProbe");
+    const cJSON *p = api_jget(api_jget(vm->obj, "spec"), "readinessProbe");
     return cJSON_IsObject(p) ? p : NULL;
 }
 
@@ -94,15 +84,15 @@ static int hb_rank(const char *s)
 
 int probe_tcp_target(const struct api_vm *vm, const char **ret_host)
 {
-    const cJSON *tcp = jget(vm ? probe_of(vm) : NULL, "tcpSocket"), *port;
+    const cJSON *tcp = api_jget(vm ? probe_of(vm) : NULL, "tcpSocket"), *port;
     long v = 0;
     if (ret_host)
         *ret_host = NULL;
     if (!cJSON_IsObject(tcp))
         return 0;
-    if (ret_host && jstr(tcp, "host") && *jstr(tcp, "host"))
-        *ret_host = jstr(tcp, "host");
-    port = jget(tcp, "port");
+    if (ret_host && api_jstr(tcp, "host") && *api_jstr(tcp, "host"))
+        *ret_host = api_jstr(tcp, "host");
+    port = api_jget(tcp, "port");
     if (cJSON_IsNumber(port)) {
         v = (long)port->valuedouble;
     } else if (cJSON_IsString(port)) {
@@ -176,7 +166,7 @@ static void eval_guestinfo(const cJSON *gi, const struct probe_facts *f, struct 
     const cJSON *e;
     cJSON_ArrayForEach(e, gi)
     {
-        const char *key = jstr(e, "key"), *want = jstr(e, "value"), *have;
+        const char *key = api_jstr(e, "key"), *want = api_jstr(e, "value"), *have;
         char full[GUESTINFO_KEY_MAX];
         int m;
         if (!key || !*key ||
@@ -210,9 +200,9 @@ vmop_rc probe_evaluate(const struct api_vm *vm, const struct probe_facts *f, enu
     if (!vm || !f || !ret)
         return vmop_fail(err, VMOP_E_INVALID, "probe_evaluate: NULL argument");
     p = probe_of(vm);
-    gi = jget(p, "guestInfo");
-    r.has_probe = cJSON_IsObject(jget(p, "tcpSocket")) ||
-                  cJSON_IsObject(jget(p, "guestHeartbeat")) ||
+    gi = api_jget(p, "guestInfo");
+    r.has_probe = cJSON_IsObject(api_jget(p, "tcpSocket")) ||
+                  cJSON_IsObject(api_jget(p, "guestHeartbeat")) ||
                   (cJSON_IsArray(gi) && cJSON_GetArraySize(gi) > 0);
     if (!r.has_probe) {
         *ret = r;
@@ -220,7 +210,7 @@ vmop_rc probe_evaluate(const struct api_vm *vm, const struct probe_facts *f, enu
     }
     if (f->power != API_POWER_ON) {
         set_result(&r, API_COND_FALSE, "virtual machine is not powered on");
-    } else if (cJSON_IsObject(jget(p, "tcpSocket"))) {
+    } else if (cJSON_IsObject(api_jget(p, "tcpSocket"))) {
         int port = probe_tcp_target(vm, NULL);
         if (tcp == PROBE_TCP_OK)
             set_result(&r, API_COND_TRUE, "%s", "");
@@ -230,8 +220,8 @@ vmop_rc probe_evaluate(const struct api_vm *vm, const struct probe_facts *f, enu
             set_result(&r, API_COND_UNKNOWN, "waiting for an IP address to probe");
         else
             set_result(&r, API_COND_UNKNOWN, "TCP probe to port %d has not completed", port);
-    } else if (cJSON_IsObject(jget(p, "guestHeartbeat"))) {
-        const char *th = jstr(jget(p, "guestHeartbeat"), "thresholdStatus");
+    } else if (cJSON_IsObject(api_jget(p, "guestHeartbeat"))) {
+        const char *th = api_jstr(api_jget(p, "guestHeartbeat"), "thresholdStatus");
         int want = hb_rank(th && *th ? th : "green"), have = hb_rank(f->heartbeat);
         if (want < 2)
             want = 3; /* only green and yellow are valid thresholds */
@@ -261,13 +251,13 @@ vmop_rc probe_apply(cJSON *conds, const struct probe_result *r, long long genera
             *ret_changed = 0;
         return VMOP_OK;
     }
-    if ((b = jstr(api_cond_get(conds, PROBE_COND_READY), "status")) != NULL)
+    if ((b = api_jstr(api_cond_get(conds, PROBE_COND_READY), "status")) != NULL)
         snprintf(before, sizeof(before), "%s", b);
     rc = api_cond_set(conds, PROBE_COND_READY, r->status, r->reason, r->message, generation, now,
                       NULL, err);
     if (rc != VMOP_OK)
         return rc;
-    after = jstr(api_cond_get(conds, PROBE_COND_READY), "status");
+    after = api_jstr(api_cond_get(conds, PROBE_COND_READY), "status");
     changed = strcmp(before, after ? after : "") != 0;
     if (ret_changed)
         *ret_changed = changed;

@@ -1,6 +1,7 @@
 /* vmservice.c: the VirtualMachineService controller: informers, queue, reconcile (finalizer,
  * Service/Endpoints/EndpointSlice written only when they differ, LB ingress copied back).
  * See vmservice.h; the object computation is in endpoints.c. */
+#include "api_json.h"
 #include "vmservice.h"
 
 #include <stdio.h>
@@ -34,11 +35,6 @@ struct vmsvc {
     int running;
     unsigned long reconciles, failures, writes; /* atomics */
 };
-
-static const cJSON *jget(const cJSON *o, const char *k)
-{
-    return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
-}
 
 static void count(unsigned long *c)
 {
@@ -78,8 +74,8 @@ static void svc_delete(void *ud, const struct kube_obj *o)
 static void on_vm(struct vmsvc *vs, const struct kube_obj *old, const struct kube_obj *o)
 {
     const cJSON *vm = kube_obj_json(o);
-    const cJSON *ol = old ? jget(jget(kube_obj_json(old), "metadata"), "labels") : NULL;
-    const cJSON *nl = jget(jget(vm, "metadata"), "labels");
+    const cJSON *ol = old ? api_jget(api_jget(kube_obj_json(old), "metadata"), "labels") : NULL;
+    const cJSON *nl = api_jget(api_jget(vm, "metadata"), "labels");
     const char *ns = kube_obj_namespace(vm);
     struct kube_obj **svcs = NULL;
     size_t n = 0;
@@ -87,7 +83,7 @@ static void on_vm(struct vmsvc *vs, const struct kube_obj *old, const struct kub
     if (!ns || kube_informer_by_index(vs->svc_inf, INDEX_NS, ns, &svcs, &n, &err) != VMOP_OK)
         return;
     for (size_t i = 0; i < n; i++) {
-        const cJSON *sel = jget(jget(kube_obj_json(svcs[i]), "spec"), "selector");
+        const cJSON *sel = api_jget(api_jget(kube_obj_json(svcs[i]), "spec"), "selector");
         if (ep_selector_matches(sel, nl) || (ol && ep_selector_matches(sel, ol)))
             kube_queue_add(vs->q, kube_obj_key(svcs[i]));
     }
@@ -114,7 +110,7 @@ static void on_core(struct vmsvc *vs, const struct kube_obj *o)
 {
     const cJSON *obj = kube_obj_json(o), *r;
     const char *ns = kube_obj_namespace(obj);
-    cJSON_ArrayForEach(r, jget(jget(obj, "metadata"), "ownerReferences"))
+    cJSON_ArrayForEach(r, api_jget(api_jget(obj, "metadata"), "ownerReferences"))
     {
         const char *kind = kube_json_str(r, "kind"), *name = kube_json_str(r, "name");
         char key[KUBE_QUEUE_MAX_KEY];
@@ -144,7 +140,7 @@ static void core_delete(void *ud, const struct kube_obj *o)
 
 static int has_finalizer(const cJSON *obj, int remove)
 {
-    cJSON *fs = (cJSON *)jget(jget(obj, "metadata"), "finalizers"), *f;
+    cJSON *fs = (cJSON *)api_jget(api_jget(obj, "metadata"), "finalizers"), *f;
     int i = 0;
     cJSON_ArrayForEach(f, fs)
     {
@@ -218,9 +214,9 @@ static int ingress_eq(const cJSON *a, const cJSON *b)
 /* status.loadBalancer.ingress of cur := the Service's. */
 static vmop_rc sync_ingress(struct vmsvc *vs, cJSON *cur, const cJSON *svc, struct vmop_err *err)
 {
-    const cJSON *want = jget(jget(jget(svc, "status"), "loadBalancer"), "ingress");
+    const cJSON *want = api_jget(api_jget(api_jget(svc, "status"), "loadBalancer"), "ingress");
     cJSON *st, *lb, *c;
-    if (ingress_eq(want, jget(jget(jget(cur, "status"), "loadBalancer"), "ingress")))
+    if (ingress_eq(want, api_jget(api_jget(api_jget(cur, "status"), "loadBalancer"), "ingress")))
         return VMOP_OK;
     st = cJSON_GetObjectItemCaseSensitive(cur, "status");
     if (!cJSON_IsObject(st)) {

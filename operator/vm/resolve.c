@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api_json.h"
 #include "api_secret.h"
 #include "api_quantity.h"
 #include "guestinfo.h"
@@ -53,20 +54,6 @@ const struct rs_cond *rs_result_cond(const struct rs_result *r, const char *type
     return NULL;
 }
 
-static const cJSON *jpath(const cJSON *o, const char *a, const char *b, const char *c,
-                          const char *d)
-{
-    const char *keys[] = {a, b, c, d};
-    for (size_t i = 0; i < 4 && keys[i] && o; i++)
-        o = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
-    return o;
-}
-
-static const char *jstr(const cJSON *o)
-{
-    return cJSON_IsString(o) ? o->valuestring : NULL;
-}
-
 static int nonempty(const char *s)
 {
     return s && *s;
@@ -88,7 +75,7 @@ static void add_secret(struct rs_refs *r, const char *name)
 
 static const cJSON *cloud_init_spec(const struct api_vm *vm)
 {
-    return jpath(vm->obj, "spec", "bootstrap", "cloudInit", NULL);
+    return api_jpath(vm->obj, "spec", "bootstrap", "cloudInit", NULL);
 }
 
 void rs_references(const struct api_vm *vm, struct rs_refs *ret_refs)
@@ -99,15 +86,15 @@ void rs_references(const struct api_vm *vm, struct rs_refs *ret_refs)
     ret_refs->image_kind = nonempty(vm->image_kind) ? vm->image_kind : API_KIND_VMI;
     ret_refs->image_name = vm->image_ref;
     ret_refs->storage_class = vm->storage_class;
-    add_secret(ret_refs, jstr(jpath(ci, "rawCloudConfig", "name", NULL, NULL)));
-    cc = jpath(ci, "cloudConfig", NULL, NULL, NULL);
-    cJSON_ArrayForEach(it, jpath(cc, "users", NULL, NULL, NULL))
+    add_secret(ret_refs, api_jstr(api_jpath(ci, "rawCloudConfig", "name", NULL, NULL), NULL));
+    cc = api_jpath(ci, "cloudConfig", NULL, NULL, NULL);
+    cJSON_ArrayForEach(it, api_jpath(cc, "users", NULL, NULL, NULL))
     {
-        add_secret(ret_refs, jstr(jpath(it, "hashed_passwd", "name", NULL, NULL)));
-        add_secret(ret_refs, jstr(jpath(it, "passwd", "name", NULL, NULL)));
+        add_secret(ret_refs, api_jstr(api_jpath(it, "hashed_passwd", "name", NULL, NULL), NULL));
+        add_secret(ret_refs, api_jstr(api_jpath(it, "passwd", "name", NULL, NULL), NULL));
     }
-    cJSON_ArrayForEach(it, jpath(cc, "write_files", NULL, NULL, NULL))
-        add_secret(ret_refs, jstr(jpath(it, "content", "name", NULL, NULL)));
+    cJSON_ArrayForEach(it, api_jpath(cc, "write_files", NULL, NULL, NULL))
+        add_secret(ret_refs, api_jstr(api_jpath(it, "content", "name", NULL, NULL), NULL));
 }
 
 /* ---- secrets ------------------------------------------------------------------------------------
@@ -237,14 +224,14 @@ static int check_class(const struct rs_inputs *in, struct rs_result *r)
 static int image_ready(const struct api_image *img, const char **ret_reason, const char **ret_msg)
 {
     const cJSON *it;
-    cJSON_ArrayForEach(it, jpath(img->obj, "status", "conditions", NULL, NULL))
+    cJSON_ArrayForEach(it, api_jpath(img->obj, "status", "conditions", NULL, NULL))
     {
-        const char *type = jstr(cJSON_GetObjectItemCaseSensitive(it, "type"));
-        const char *status = jstr(cJSON_GetObjectItemCaseSensitive(it, "status"));
+        const char *type = api_jstr(cJSON_GetObjectItemCaseSensitive(it, "type"), NULL);
+        const char *status = api_jstr(cJSON_GetObjectItemCaseSensitive(it, "status"), NULL);
         if (!type || strcmp(type, "Ready") != 0)
             continue;
-        *ret_reason = jstr(cJSON_GetObjectItemCaseSensitive(it, "reason"));
-        *ret_msg = jstr(cJSON_GetObjectItemCaseSensitive(it, "message"));
+        *ret_reason = api_jstr(cJSON_GetObjectItemCaseSensitive(it, "reason"), NULL);
+        *ret_msg = api_jstr(cJSON_GetObjectItemCaseSensitive(it, "message"), NULL);
         return status && strcmp(status, "True") == 0;
     }
     *ret_reason = NULL;
@@ -318,7 +305,7 @@ static int check_storage(const struct rs_inputs *in, struct rs_result *r)
     }
     r->desired.storage_class = vm->storage_class;
     r->desired.storage_policy_id =
-        jstr(jpath(in->storage_class, "parameters", "storagePolicyID", NULL, NULL));
+        api_jstr(api_jpath(in->storage_class, "parameters", "storagePolicyID", NULL, NULL), NULL);
     cond_true(r, COND_STORAGE_READY);
     return 1;
 }
@@ -402,8 +389,8 @@ static int inline_secret_ref(const struct rs_inputs *in, struct rs_result *r, cJ
     struct vmop_err verr = {0};
     if (!cJSON_IsObject(sel))
         return 0;
-    name = jstr(cJSON_GetObjectItem(sel, "name"));
-    key = jstr(cJSON_GetObjectItem(sel, "key"));
+    name = api_jstr(cJSON_GetObjectItem(sel, "name"), NULL);
+    key = api_jstr(cJSON_GetObjectItem(sel, "key"), NULL);
     secret = nonempty(name) && in->get_secret ? in->get_secret(in->secret_arg, name) : NULL;
     if (!secret) {
         cond_add(r, COND_BOOTSTRAP_READY, 1, API_COND_FALSE, "NotFound",
@@ -508,11 +495,11 @@ static int check_bootstrap(const struct rs_inputs *in, struct rs_result *r, vmop
              nonempty(vm->host_name) ? vm->host_name : (vm->name ? vm->name : ""),
              nonempty(vm->domain_name) ? "." : "",
              nonempty(vm->domain_name) ? vm->domain_name : "");
-    d->ssh_keys = jpath(ci, "sshAuthorizedKeys", NULL, NULL, NULL);
+    d->ssh_keys = api_jpath(ci, "sshAuthorizedKeys", NULL, NULL, NULL);
 
     /* v1alpha1's vmMetadata.configMapName converts to rawCloudConfig plus this annotation (as VM
      * Operator's conversion): the data is in a ConfigMap, which vmop does not read */
-    if (jpath(vm->obj, "metadata", "annotations", RS_V1A1_CONFIGMAP_ANNOTATION, NULL)) {
+    if (api_jpath(vm->obj, "metadata", "annotations", RS_V1A1_CONFIGMAP_ANNOTATION, NULL)) {
         cond_add(r, COND_BOOTSTRAP_READY, 1, API_COND_FALSE, "NotSupported",
                  "vmMetadata.configMapName (v1alpha1) is not supported by this operator: put the "
                  "data in a Secret and name it in vmMetadata.secretName (or "
@@ -520,8 +507,8 @@ static int check_bootstrap(const struct rs_inputs *in, struct rs_result *r, vmop
         return 0;
     }
     if (vm->has_raw_cloud_config) {
-        const char *name = jstr(jpath(ci, "rawCloudConfig", "name", NULL, NULL));
-        const char *key = jstr(jpath(ci, "rawCloudConfig", "key", NULL, NULL));
+        const char *name = api_jstr(api_jpath(ci, "rawCloudConfig", "name", NULL, NULL), NULL);
+        const char *key = api_jstr(api_jpath(ci, "rawCloudConfig", "key", NULL, NULL), NULL);
         const char *tried[] = {key, "user-data", "value"};
         const cJSON *secret =
             nonempty(name) && in->get_secret ? in->get_secret(in->secret_arg, name) : NULL;
@@ -560,7 +547,7 @@ static int check_bootstrap(const struct rs_inputs *in, struct rs_result *r, vmop
             return 0;
         }
     } else if (vm->has_cloud_config) {
-        if (!cloud_config_userdata(in, r, jpath(ci, "cloudConfig", NULL, NULL, NULL), rc, err))
+        if (!cloud_config_userdata(in, r, api_jpath(ci, "cloudConfig", NULL, NULL, NULL), rc, err))
             return 0;
     }
     cond_true(r, COND_BOOTSTRAP_READY);
@@ -591,11 +578,6 @@ static void note_add(struct vbuf *b, const char *fmt, ...)
 
 #define NOTE(n, ...)    note_add(&(n)->unsupported, __VA_ARGS__)
 #define NOTE_CI(n, ...) note_add(&(n)->cloudinit, __VA_ARGS__)
-
-static const cJSON *jget(const cJSON *o, const char *k)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, k);
-}
 
 static int jbool(const cJSON *o, enum rs_tri *ret)
 {
@@ -681,7 +663,7 @@ static const char *option_value(const cJSON *v)
 {
     if (cJSON_IsString(v))
         return v->valuestring;
-    return jstr(jget(v, "_value"));
+    return api_jstr(api_jget(v, "_value"), NULL);
 }
 
 /* The class's configSpec, merged as VM Operator does (vm-operator.md 5): numCPUs / memoryMB
@@ -709,20 +691,20 @@ static void class_config_spec(const struct rs_inputs *in, struct rs_result *r, s
         if (k == sizeof(handled) / sizeof(handled[0]))
             NOTE(n, "class %s: configSpec.%s", cname, it->string);
     }
-    if (nonempty(jstr(jget(cs, "version")))) {
-        int v = hw_version_of(jstr(jget(cs, "version")));
+    if (nonempty(api_jstr(api_jget(cs, "version"), NULL))) {
+        int v = hw_version_of(api_jstr(api_jget(cs, "version"), NULL));
         if (!v)
             NOTE(n, "class %s: configSpec.version \"%.32s\" (not vmx-<n>)", cname,
-                 jstr(jget(cs, "version")));
+                 api_jstr(api_jget(cs, "version"), NULL));
         else
             d->class_hw_version = v;
     }
-    if (!d->guest_id && nonempty(jstr(jget(cs, "guestId")))) {
-        d->guest_id = jstr(jget(cs, "guestId"));
+    if (!d->guest_id && nonempty(api_jstr(api_jget(cs, "guestId"), NULL))) {
+        d->guest_id = api_jstr(api_jget(cs, "guestId"), NULL);
         d->from_class |= RS_FROM_CLASS_GUEST_ID;
     }
-    if (!d->firmware && nonempty(jstr(jget(cs, "firmware")))) {
-        const char *fw = jstr(jget(cs, "firmware"));
+    if (!d->firmware && nonempty(api_jstr(api_jget(cs, "firmware"), NULL))) {
+        const char *fw = api_jstr(api_jget(cs, "firmware"), NULL);
         if (strcmp(fw, "bios") && strcmp(fw, "efi")) {
             NOTE(n, "class %s: configSpec.firmware \"%.16s\"", cname, fw);
         } else {
@@ -730,11 +712,12 @@ static void class_config_spec(const struct rs_inputs *in, struct rs_result *r, s
             d->from_class |= RS_FROM_CLASS_FIRMWARE;
         }
     }
-    if (d->cbt == RS_UNSET && jbool(jget(cs, "changeTrackingEnabled"), &d->cbt))
+    if (d->cbt == RS_UNSET && jbool(api_jget(cs, "changeTrackingEnabled"), &d->cbt))
         d->from_class |= RS_FROM_CLASS_CBT;
-    cJSON_ArrayForEach(it, jget(cs, "extraConfig"))
+    cJSON_ArrayForEach(it, api_jget(cs, "extraConfig"))
     {
-        const char *k = jstr(jget(it, "key")), *v = option_value(jget(it, "value"));
+        const char *k = api_jstr(api_jget(it, "key"), NULL),
+                   *v = option_value(api_jget(it, "value"));
         if (!nonempty(k) || !v)
             NOTE(n, "class %s: configSpec.extraConfig[%zu] (needs a key and a string value)", cname,
                  i);
@@ -750,10 +733,11 @@ static void class_config_spec(const struct rs_inputs *in, struct rs_result *r, s
         i++;
     }
     i = 0;
-    cJSON_ArrayForEach(it, jget(cs, "deviceChange"))
+    cJSON_ArrayForEach(it, api_jget(cs, "deviceChange"))
     {
-        const cJSON *dev = jget(it, "device");
-        const char *t = jstr(jget(dev, "_typeName")), *op = jstr(jget(it, "operation"));
+        const cJSON *dev = api_jget(it, "device");
+        const char *t = api_jstr(api_jget(dev, "_typeName"), NULL),
+                   *op = api_jstr(api_jget(it, "operation"), NULL);
         if (is_ethernet_type(t) && (!op || !strcmp(op, "add"))) {
             if (n_nic < d->n_nics)
                 d->nics[n_nic].device_type = t;
@@ -774,23 +758,24 @@ static void class_config_spec(const struct rs_inputs *in, struct rs_result *r, s
 /* The class's own fields vmop does not act on. */
 static void class_fields(const struct rs_inputs *in, struct rs_notes *n)
 {
-    const cJSON *spec = jget(in->cls->obj, "spec");
+    const cJSON *spec = api_jget(in->cls->obj, "spec");
     const char *cname = in->vm->class_name;
-    const char *ctl = jstr(jget(spec, "controllerName"));
-    const cJSON *devs = jpath(spec, "hardware", "devices", NULL, NULL);
-    if (cJSON_GetArraySize(jget(devs, "vgpuDevices")) > 0)
+    const char *ctl = api_jstr(api_jget(spec, "controllerName"), NULL);
+    const cJSON *devs = api_jpath(spec, "hardware", "devices", NULL, NULL);
+    if (cJSON_GetArraySize(api_jget(devs, "vgpuDevices")) > 0)
         NOTE(n, "class %s: spec.hardware.devices.vgpuDevices (vGPU devices are not attached)",
              cname);
-    if (cJSON_GetArraySize(jget(devs, "dynamicDirectPathIODevices")) > 0)
+    if (cJSON_GetArraySize(api_jget(devs, "dynamicDirectPathIODevices")) > 0)
         NOTE(n,
              "class %s: spec.hardware.devices.dynamicDirectPathIODevices (DirectPath I/O devices "
              "are not attached)",
              cname);
-    if (jpath(spec, "hardware", "instanceStorage", NULL, NULL))
+    if (api_jpath(spec, "hardware", "instanceStorage", NULL, NULL))
         NOTE(n, "class %s: spec.hardware.instanceStorage (no instance storage volumes)", cname);
-    if (nonempty(jstr(jget(spec, "reservedProfileID"))))
+    if (nonempty(api_jstr(api_jget(spec, "reservedProfileID"), NULL)))
         NOTE(n, "class %s: spec.reservedProfileID", cname);
-    if (cJSON_IsNumber(jget(spec, "reservedSlots")) && jget(spec, "reservedSlots")->valueint > 0)
+    if (cJSON_IsNumber(api_jget(spec, "reservedSlots")) &&
+        api_jget(spec, "reservedSlots")->valueint > 0)
         NOTE(n, "class %s: spec.reservedSlots", cname);
     if (nonempty(ctl) && strcmp(ctl, "vmoperator.vmware.com/vsphere"))
         NOTE(n,
@@ -803,20 +788,21 @@ static void class_fields(const struct rs_inputs *in, struct rs_notes *n)
 static void class_resize_rule(const struct rs_inputs *in, struct rs_result *r)
 {
     const struct api_vm *vm = in->vm;
-    const char *last = jstr(jget(vm->annotations, RS_ANNOT_LAST_RESIZED));
-    const cJSON *md = jget(in->cls->obj, "metadata"), *gen;
+    const char *last = api_jstr(api_jget(vm->annotations, RS_ANNOT_LAST_RESIZED), NULL);
+    const cJSON *md = api_jget(in->cls->obj, "metadata"), *gen;
     cJSON *lj;
-    const char *lname, *luid, *uid = jstr(jget(md, "uid"));
+    const char *lname, *luid, *uid = api_jstr(api_jget(md, "uid"), NULL);
     long long lgen, cgen;
-    if (!last || jget(vm->annotations, RS_ANNOT_SAME_CLASS_RESIZE))
+    if (!last || api_jget(vm->annotations, RS_ANNOT_SAME_CLASS_RESIZE))
         return;
     lj = cJSON_Parse(last);
-    lname = jstr(jget(lj, "name"));
-    luid = jstr(jget(lj, "uid"));
-    gen = jget(md, "generation");
+    lname = api_jstr(api_jget(lj, "name"), NULL);
+    luid = api_jstr(api_jget(lj, "uid"), NULL);
+    gen = api_jget(md, "generation");
     cgen = cJSON_IsNumber(gen) ? (long long)gen->valuedouble : 0;
-    lgen =
-        cJSON_IsNumber(jget(lj, "generation")) ? (long long)jget(lj, "generation")->valuedouble : 0;
+    lgen = cJSON_IsNumber(api_jget(lj, "generation"))
+               ? (long long)api_jget(lj, "generation")->valuedouble
+               : 0;
     /* another class: a className change, which resizes; unparsable: treated as absent */
     if (lname && vm->class_name && !strcmp(lname, vm->class_name) &&
         ((nonempty(luid) && nonempty(uid) && strcmp(luid, uid)) || lgen != cgen)) {
@@ -836,12 +822,12 @@ static void class_resize_rule(const struct rs_inputs *in, struct rs_result *r)
 static void network_without_cloudinit(const struct rs_inputs *in, struct rs_notes *n)
 {
     const struct api_vm *vm = in->vm;
-    const cJSON *net = jpath(vm->obj, "spec", "network", NULL, NULL);
+    const cJSON *net = api_jpath(vm->obj, "spec", "network", NULL, NULL);
     static const char *const global[] = {"hostName", "domainName", "nameservers", "searchDomains"};
     if (vm->bootstrap & API_BOOT_CLOUDINIT)
         return;
     for (size_t i = 0; i < sizeof(global) / sizeof(global[0]); i++)
-        if (jget(net, global[i]))
+        if (api_jget(net, global[i]))
             NOTE_CI(n, "spec.network.%s", global[i]);
     if (vm->network_disabled)
         return;
@@ -895,51 +881,51 @@ static const struct {
 static void vm_fields(const struct rs_inputs *in, struct rs_result *r, struct rs_notes *n)
 {
     const struct api_vm *vm = in->vm;
-    const cJSON *spec = jget(vm->obj, "spec"), *bo, *it;
-    const cJSON *ci = cloud_init_spec(vm), *net = jget(spec, "network");
+    const cJSON *spec = api_jget(vm->obj, "spec"), *bo, *it;
+    const cJSON *ci = cloud_init_spec(vm), *net = api_jget(spec, "network");
     struct rs_desired *d = &r->desired;
     const char *s;
     size_t i = 0;
 
     /* named: what vmop has no implementation for */
-    if (cJSON_GetArraySize(jget(spec, "volumes")) > 0)
+    if (cJSON_GetArraySize(api_jget(spec, "volumes")) > 0)
         NOTE(n, "spec.volumes (PersistentVolumeClaims are not attached)");
     if (nonempty(vm->resource_policy_name))
         NOTE(n, "spec.reserved.resourcePolicyName (VirtualMachineSetResourcePolicy has no "
                 "controller in vmop: the VM goes to the namespace's resource pool and folder)");
-    if (jget(spec, "crypto"))
+    if (api_jget(spec, "crypto"))
         NOTE(n, "spec.crypto (the VM is not encrypted)");
-    if (jget(spec, "affinity"))
+    if (api_jget(spec, "affinity"))
         NOTE(n, "spec.affinity");
-    if (jget(spec, "class"))
+    if (api_jget(spec, "class"))
         NOTE(n, "spec.class (VirtualMachineClassInstance; spec.className is used)");
-    if (nonempty(jstr(jget(spec, "currentSnapshotName"))))
+    if (nonempty(api_jstr(api_jget(spec, "currentSnapshotName"), NULL)))
         NOTE(n, "spec.currentSnapshotName (no snapshots)");
-    if (nonempty(jstr(jget(spec, "groupName"))))
+    if (nonempty(api_jstr(api_jget(spec, "groupName"), NULL)))
         NOTE(n, "spec.groupName (no VirtualMachineGroups)");
-    if (jget(spec, "hardware"))
+    if (api_jget(spec, "hardware"))
         NOTE(n, "spec.hardware (CD-ROMs and controllers are not configured)");
-    if (cJSON_GetArraySize(jget(spec, "policies")) > 0)
+    if (cJSON_GetArraySize(api_jget(spec, "policies")) > 0)
         NOTE(n, "spec.policies");
-    if (jpath(spec, "advanced", "defaultVolumeProvisioningMode", NULL, NULL))
+    if (api_jpath(spec, "advanced", "defaultVolumeProvisioningMode", NULL, NULL))
         NOTE(n, "spec.advanced.defaultVolumeProvisioningMode (the clone keeps the image's "
                 "disk format)");
-    s = jstr(jget(spec, "promoteDisksMode"));
+    s = api_jstr(api_jget(spec, "promoteDisksMode"), NULL);
     if (s && !strcmp(s, "Disabled"))
         NOTE(n, "spec.promoteDisksMode Disabled (vmop makes full clones: the disks have no "
                 "parent)");
     /* what only v1alpha6 has (the storage version: written in v1alpha6 or kept through an older
      * version's conversion-data annotation) */
     for (i = 0; i < sizeof(v6_only) / sizeof(v6_only[0]); i++)
-        if (jpath(spec, v6_only[i].a, v6_only[i].b, NULL, NULL))
+        if (api_jpath(spec, v6_only[i].a, v6_only[i].b, NULL, NULL))
             NOTE(n, "spec.%s%s%s (v1alpha6)", v6_only[i].a, v6_only[i].b ? "." : "",
                  v6_only[i].b ? v6_only[i].b : "");
-    cJSON_ArrayForEach(it, jget(net, "interfaces"))
+    cJSON_ArrayForEach(it, api_jget(net, "interfaces"))
     {
         static const char *const v6_nic[] = {"type", "vnumaNodeID", "vmxnet3", "advancedProperties",
                                              "ipamModes"};
         for (size_t k = 0; k < sizeof(v6_nic) / sizeof(v6_nic[0]); k++)
-            if (jget(it, v6_nic[k]))
+            if (api_jget(it, v6_nic[k]))
                 NOTE(n, "spec.network.interfaces[].%s (v1alpha6)", v6_nic[k]);
     }
     i = 0;
@@ -949,8 +935,8 @@ static void vm_fields(const struct rs_inputs *in, struct rs_result *r, struct rs
         d->guest_id = vm->guest_id;
     if (vm->min_hw_version > 0 && vm->min_hw_version < 1000)
         d->hw_version = (int)vm->min_hw_version;
-    jbool(jpath(spec, "advanced", "changeBlockTracking", NULL, NULL), &d->cbt);
-    it = jpath(spec, "advanced", "bootDiskCapacity", NULL, NULL);
+    jbool(api_jpath(spec, "advanced", "changeBlockTracking", NULL, NULL), &d->cbt);
+    it = api_jpath(spec, "advanced", "bootDiskCapacity", NULL, NULL);
     if (it) {
         char text[64];
         struct api_qty q;
@@ -958,36 +944,38 @@ static void vm_fields(const struct rs_inputs *in, struct rs_result *r, struct rs
         if (cJSON_IsNumber(it))
             snprintf(text, sizeof(text), "%.0f", it->valuedouble);
         else
-            snprintf(text, sizeof(text), "%s", jstr(it) ? jstr(it) : "");
+            snprintf(text, sizeof(text), "%s", api_jstr(it, NULL) ? api_jstr(it, NULL) : "");
         if (api_qty_parse(text, &q, NULL) == VMOP_OK && api_qty_sign(&q) > 0 &&
             api_qty_to_mib_ceil(&q, &mib, NULL) == VMOP_OK)
             d->boot_disk_mb = mib;
         else
             NOTE(n, "spec.advanced.bootDiskCapacity \"%.32s\" (not a size)", text);
     }
-    bo = jget(spec, "bootOptions");
+    bo = api_jget(spec, "bootOptions");
     if (cJSON_IsObject(bo)) {
         struct rs_boot *b = &d->boot;
         const char *v;
         b->set = 1;
         b->delay_ms = b->retry_delay_ms = -1;
-        if (nonempty(jstr(jget(bo, "firmware"))))
-            d->firmware = jstr(jget(bo, "firmware"));
-        if ((v = jstr(jget(bo, "bootDelay"))) && !parse_duration_ms(v, &b->delay_ms))
+        if (nonempty(api_jstr(api_jget(bo, "firmware"), NULL)))
+            d->firmware = api_jstr(api_jget(bo, "firmware"), NULL);
+        if ((v = api_jstr(api_jget(bo, "bootDelay"), NULL)) && !parse_duration_ms(v, &b->delay_ms))
             NOTE(n, "spec.bootOptions.bootDelay \"%.32s\" (not a duration)", v);
-        if ((v = jstr(jget(bo, "bootRetryDelay"))) && !parse_duration_ms(v, &b->retry_delay_ms))
+        if ((v = api_jstr(api_jget(bo, "bootRetryDelay"), NULL)) &&
+            !parse_duration_ms(v, &b->retry_delay_ms))
             NOTE(n, "spec.bootOptions.bootRetryDelay \"%.32s\" (not a duration)", v);
-        if ((v = jstr(jget(bo, "bootRetry"))))
+        if ((v = api_jstr(api_jget(bo, "bootRetry"), NULL)))
             b->retry = !strcmp(v, "Enabled") ? RS_YES : RS_NO;
-        if ((v = jstr(jget(bo, "efiSecureBoot"))))
+        if ((v = api_jstr(api_jget(bo, "efiSecureBoot"), NULL)))
             b->efi_secure_boot = !strcmp(v, "Enabled") ? RS_YES : RS_NO;
-        if ((v = jstr(jget(bo, "networkBootProtocol"))))
+        if ((v = api_jstr(api_jget(bo, "networkBootProtocol"), NULL)))
             b->network_protocol = !strcmp(v, "IP6") ? "ipv6" : "ipv4";
-        if (cJSON_IsArray(jget(bo, "bootOrder")))
+        if (cJSON_IsArray(api_jget(bo, "bootOrder")))
             b->has_order = 1;
-        cJSON_ArrayForEach(it, jget(bo, "bootOrder"))
+        cJSON_ArrayForEach(it, api_jget(bo, "bootOrder"))
         {
-            const char *t = jstr(jget(it, "type")), *nm = jstr(jget(it, "name"));
+            const char *t = api_jstr(api_jget(it, "type"), NULL),
+                       *nm = api_jstr(api_jget(it, "name"), NULL);
             size_t k = 0;
             if (b->n_order >= RS_MAX_BOOT_ORDER) {
                 NOTE(n, "spec.bootOptions.bootOrder[%zu] (more than %d entries)", i,
@@ -1019,14 +1007,14 @@ static void vm_fields(const struct rs_inputs *in, struct rs_result *r, struct rs
     /* cloud-init: global DNS as per-interface defaults, wait-on-network */
     if (d->cloud_init) {
         enum rs_tri use_ns = RS_UNSET, use_search = RS_UNSET;
-        jbool(jget(ci, "useGlobalNameserversAsDefault"), &use_ns);
-        jbool(jget(ci, "useGlobalSearchDomainsAsDefault"), &use_search);
-        if (use_ns != RS_NO && cJSON_GetArraySize(jget(net, "nameservers")) > 0)
-            d->global_nameservers = jget(net, "nameservers");
-        if (use_search != RS_NO && cJSON_GetArraySize(jget(net, "searchDomains")) > 0)
-            d->global_search = jget(net, "searchDomains");
-        jbool(jget(ci, "waitOnNetwork4"), &d->wait_on_network4);
-        jbool(jget(ci, "waitOnNetwork6"), &d->wait_on_network6);
+        jbool(api_jget(ci, "useGlobalNameserversAsDefault"), &use_ns);
+        jbool(api_jget(ci, "useGlobalSearchDomainsAsDefault"), &use_search);
+        if (use_ns != RS_NO && cJSON_GetArraySize(api_jget(net, "nameservers")) > 0)
+            d->global_nameservers = api_jget(net, "nameservers");
+        if (use_search != RS_NO && cJSON_GetArraySize(api_jget(net, "searchDomains")) > 0)
+            d->global_search = api_jget(net, "searchDomains");
+        jbool(api_jget(ci, "waitOnNetwork4"), &d->wait_on_network4);
+        jbool(api_jget(ci, "waitOnNetwork6"), &d->wait_on_network6);
     }
 }
 

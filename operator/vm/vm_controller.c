@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api_json.h"
 #include "api_admin.h"
 #include "api_admit.h"
 #include "api_class.h"
@@ -94,17 +95,6 @@ struct vmc {
 
 /* ---- keys and indexes ------------------------------------------------------------------------ */
 
-static const char *jstr(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static const cJSON *jobj(const cJSON *o, const char *k)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, k);
-}
-
 static void emit_ns(kube_index_emit_fn emit, void *ctx, const char *ns, const char *v)
 {
     char buf[520];
@@ -116,13 +106,13 @@ static void emit_ns(kube_index_emit_fn emit, void *ctx, const char *ns, const ch
 
 static void idx_class(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ctx)
 {
-    emit_ns(emit, ctx, kube_obj_namespace(obj), jstr(jobj(obj, "spec"), "className"));
+    emit_ns(emit, ctx, kube_obj_namespace(obj), api_jstr(api_jget(obj, "spec"), "className"));
 }
 
 static void idx_image(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ctx)
 {
-    const cJSON *spec = jobj(obj, "spec");
-    const char *a = jstr(spec, "imageName"), *b = jstr(jobj(spec, "image"), "name");
+    const cJSON *spec = api_jget(obj, "spec");
+    const char *a = api_jstr(spec, "imageName"), *b = api_jstr(api_jget(spec, "image"), "name");
     emit_ns(emit, ctx, kube_obj_namespace(obj), a);
     emit_ns(emit, ctx, "*", a);
     if (b && (!a || strcmp(a, b))) {
@@ -145,7 +135,7 @@ static void idx_secret(const cJSON *obj, void *ud, kube_index_emit_fn emit, void
 
 static void idx_sc(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ctx)
 {
-    const char *sc = jstr(jobj(obj, "spec"), "storageClass");
+    const char *sc = api_jstr(api_jget(obj, "spec"), "storageClass");
     if (sc && *sc)
         emit(ctx, sc);
 }
@@ -154,8 +144,8 @@ static void idx_sc(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ct
  * OwnershipConflict): its status.uniqueID may name a VM that is not its own. */
 static int in_conflict(const cJSON *obj)
 {
-    const cJSON *c = api_cond_get(jobj(jobj(obj, "status"), "conditions"), COND_CREATED);
-    const char *reason = jstr(c, "reason");
+    const cJSON *c = api_cond_get(api_jget(api_jget(obj, "status"), "conditions"), COND_CREATED);
+    const char *reason = api_jstr(c, "reason");
     return reason && !strcmp(reason, OWN_REASON_CONFLICT);
 }
 
@@ -163,7 +153,7 @@ static int in_conflict(const cJSON *obj)
  * ownership conflict, so a foreign VM its status names is not mapped to it */
 static void idx_uid(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ctx)
 {
-    const char *uid = jstr(jobj(obj, "status"), "uniqueID");
+    const char *uid = api_jstr(api_jget(obj, "status"), "uniqueID");
     if (uid && *uid && !in_conflict(obj))
         emit(ctx, uid);
 }
@@ -201,7 +191,7 @@ static void enqueue_all(struct vmc *c)
 static int has_pool_annotation(const cJSON *obj)
 {
     const cJSON *it;
-    cJSON_ArrayForEach(it, jobj(jobj(obj, "metadata"), "annotations"))
+    cJSON_ArrayForEach(it, api_jget(api_jget(obj, "metadata"), "annotations"))
     {
         if (it->string &&
             !strncmp(it->string, IPPOOL_ANNOTATION_PREFIX, sizeof(IPPOOL_ANNOTATION_PREFIX) - 1))
@@ -235,7 +225,7 @@ static void on_ref(struct inf_slot *s, const struct kube_obj *o)
     case I_IMAGE:
     case I_CIMAGE: {
         const char *scope = s->id == I_IMAGE ? (ns ? ns : "") : "*";
-        const char *disp = jstr(jobj(j, "status"), "name");
+        const char *disp = api_jstr(api_jget(j, "status"), "name");
         snprintf(buf, sizeof(buf), "%s/%s", scope, name);
         enqueue_index(c, "image", buf);
         if (disp) {
@@ -287,7 +277,8 @@ static void h_add(void *ud, const struct kube_obj *o)
 /* status.uniqueID equal (both absent counts as equal: cJSON_Compare(NULL, NULL) is false) */
 static int same_unique_id(const cJSON *a, const cJSON *b)
 {
-    const char *x = jstr(jobj(a, "status"), "uniqueID"), *y = jstr(jobj(b, "status"), "uniqueID");
+    const char *x = api_jstr(api_jget(a, "status"), "uniqueID"),
+               *y = api_jstr(api_jget(b, "status"), "uniqueID");
     return (!x && !y) || (x && y && !strcmp(x, y));
 }
 
@@ -299,19 +290,19 @@ static void h_update(void *ud, const struct kube_obj *old, const struct kube_obj
      * (generation, finalizers, annotations, deletion), or on resync (same object) */
     if (s->id == I_VM && old != o) {
         const cJSON *a = kube_obj_json(old), *b = kube_obj_json(o);
-        const cJSON *ma = jobj(a, "metadata"), *mb = jobj(b, "metadata");
+        const cJSON *ma = api_jget(a, "metadata"), *mb = api_jget(b, "metadata");
         /* status.uniqueID too: one written by someone else (an administrator, a restore) is
          * looked at at once (ownership: docs/design.md) */
-        if (cJSON_Compare(jobj(a, "spec"), jobj(b, "spec"), 1) && same_unique_id(a, b) &&
-            cJSON_Compare(jobj(ma, "finalizers"), jobj(mb, "finalizers"), 1) &&
-            cJSON_Compare(jobj(ma, "annotations"), jobj(mb, "annotations"), 1) &&
-            cJSON_Compare(jobj(ma, "labels"), jobj(mb, "labels"), 1) &&
-            !jobj(mb, "deletionTimestamp") == !jobj(ma, "deletionTimestamp"))
+        if (cJSON_Compare(api_jget(a, "spec"), api_jget(b, "spec"), 1) && same_unique_id(a, b) &&
+            cJSON_Compare(api_jget(ma, "finalizers"), api_jget(mb, "finalizers"), 1) &&
+            cJSON_Compare(api_jget(ma, "annotations"), api_jget(mb, "annotations"), 1) &&
+            cJSON_Compare(api_jget(ma, "labels"), api_jget(mb, "labels"), 1) &&
+            !api_jget(mb, "deletionTimestamp") == !api_jget(ma, "deletionTimestamp"))
             return;
     }
     /* admin objects: their status is vmop's own report; only spec changes matter here */
     if ((s->id == I_ENDPOINT || s->id == I_BINDING) && old != o &&
-        cJSON_Compare(jobj(kube_obj_json(old), "spec"), jobj(kube_obj_json(o), "spec"), 1))
+        cJSON_Compare(api_jget(kube_obj_json(old), "spec"), api_jget(kube_obj_json(o), "spec"), 1))
         return;
     on_ref(s, o);
 }
@@ -400,7 +391,7 @@ static void feed_state(struct vmc *c, const char *endpoint, const char *moref_va
  * reads an hour rather than one every 10 s. */
 static long unwatched_requeue_ms(const cJSON *obj)
 {
-    const char *ts = jstr(jobj(obj, "metadata"), "creationTimestamp");
+    const char *ts = api_jstr(api_jget(obj, "metadata"), "creationTimestamp");
     struct tm tm;
     long long age_ms;
     char z = 0;
@@ -1025,7 +1016,7 @@ static vmop_rc lookup_image_cb(void *arg, const char *ns, const char *image_name
 static cJSON *involved_of(const cJSON *vm)
 {
     cJSON *o = cJSON_CreateObject(), *m = cJSON_CreateObject();
-    const cJSON *md = jobj(vm, "metadata");
+    const cJSON *md = api_jget(vm, "metadata");
     if (!o || !m || !cJSON_AddItemToObject(o, "metadata", m)) {
         cJSON_Delete(o);
         cJSON_Delete(m);
@@ -1035,8 +1026,8 @@ static cJSON *involved_of(const cJSON *vm)
     cJSON_AddStringToObject(o, "kind", "VirtualMachine");
     static const char *keys[] = {"name", "namespace", "uid", "resourceVersion"};
     for (size_t i = 0; i < 4; i++)
-        if (jstr(md, keys[i]))
-            cJSON_AddStringToObject(m, keys[i], jstr(md, keys[i]));
+        if (api_jstr(md, keys[i]))
+            cJSON_AddStringToObject(m, keys[i], api_jstr(md, keys[i]));
     return o;
 }
 
@@ -1059,7 +1050,7 @@ static void event(struct rctx *r, const char *type, const char *reason, const ch
 static int has_finalizer(const cJSON *vm)
 {
     const cJSON *it;
-    cJSON_ArrayForEach(it, jobj(jobj(vm, "metadata"), "finalizers"))
+    cJSON_ArrayForEach(it, api_jget(api_jget(vm, "metadata"), "finalizers"))
     {
         if (cJSON_IsString(it) && !strcmp(it->valuestring, VMC_FINALIZER))
             return 1;
@@ -1285,8 +1276,8 @@ static enum st_probe eval_probe(struct rctx *r, const struct st_obs *so, const s
     enum probe_tcp tcp = PROBE_TCP_UNKNOWN;
 
     if (port > 0 && so->present && so->power == API_POWER_ON && (host || so->primary_ip4)) {
-        const cJSON *p = jobj(jobj(r->vm->obj, "spec"), "readinessProbe");
-        const cJSON *per = jobj(p, "periodSeconds"), *to = jobj(p, "timeoutSeconds");
+        const cJSON *p = api_jget(api_jget(r->vm->obj, "spec"), "readinessProbe");
+        const cJSON *per = api_jget(p, "periodSeconds"), *to = api_jget(p, "timeoutSeconds");
         int period = cJSON_IsNumber(per) && per->valueint > 0 ? per->valueint : 10;
         int timeout = cJSON_IsNumber(to) && to->valueint > 0 ? to->valueint : 10;
         if (prober_set(r->c->prober, r->key, host ? host : so->primary_ip4, port, period, timeout,
@@ -1595,7 +1586,7 @@ out:
 /* status.class.name differs from spec.className (a resize was asked for). */
 static int class_changed(const struct api_vm *vm)
 {
-    const char *old = jstr(jobj(jobj(vm->obj, "status"), "class"), "name");
+    const char *old = api_jstr(api_jget(api_jget(vm->obj, "status"), "class"), "name");
     return vm->class_name && old && strcmp(old, vm->class_name) != 0;
 }
 
@@ -1604,10 +1595,10 @@ static int class_changed(const struct api_vm *vm)
 static long long observed_generation(const struct api_vm *vm)
 {
     const cJSON *it;
-    cJSON_ArrayForEach(it, jobj(jobj(vm->obj, "status"), "conditions"))
+    cJSON_ArrayForEach(it, api_jget(api_jget(vm->obj, "status"), "conditions"))
     {
-        const cJSON *g = jobj(it, "observedGeneration");
-        const char *t = jstr(it, "type");
+        const cJSON *g = api_jget(it, "observedGeneration");
+        const char *t = api_jstr(it, "type");
         if (t && !strcmp(t, COND_CREATED) && cJSON_IsNumber(g))
             return (long long)g->valuedouble;
     }
@@ -1620,9 +1611,9 @@ static long long observed_generation(const struct api_vm *vm)
  * {"name":...,"uid":...,"generation":N}. Written only when it changes. */
 static vmop_rc record_resized_class(struct rctx *r, struct vmop_err *err)
 {
-    const cJSON *md = r->cls ? jobj(r->cls->obj, "metadata") : NULL;
-    const cJSON *gen = jobj(md, "generation");
-    const char *old = jstr(r->vm->annotations, VMC_LAST_RESIZED_ANNOT);
+    const cJSON *md = r->cls ? api_jget(r->cls->obj, "metadata") : NULL;
+    const cJSON *gen = api_jget(md, "generation");
+    const char *old = api_jstr(r->vm->annotations, VMC_LAST_RESIZED_ANNOT);
     char val[600];
     cJSON *patch = NULL, *pm, *pa;
     vmop_rc rc;
