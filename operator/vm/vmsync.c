@@ -128,6 +128,19 @@ static int cache_get(struct vs_ctx *ctx, const char *key, long ttl_s, struct vs_
     return hit;
 }
 
+/* Drops the inventory lookups (datacenter, folders, pools, datastores): one of them named an
+ * object vCenter no longer has (ManagedObjectNotFound), so the next call looks them up again. */
+static void cache_forget_lookups(struct vs_ctx *ctx)
+{
+    static const char *const kinds[] = {"dc|", "folder|", "pool|", "ds|"};
+    pthread_mutex_lock(&ctx->lock);
+    for (size_t i = 0; i < VS_CACHE_SLOTS; i++)
+        for (size_t k = 0; ctx->cache[i].key && k < sizeof(kinds) / sizeof(kinds[0]); k++)
+            if (!strncmp(ctx->cache[i].key, kinds[k], strlen(kinds[k])))
+                centry_clear(&ctx->cache[i]);
+    pthread_mutex_unlock(&ctx->lock);
+}
+
 /* Stores (best effort: an allocation failure just means no caching). */
 static void cache_put(struct vs_ctx *ctx, const char *key, const struct vim_moref *ref, int is_dvpg,
                       const char *sw, const char *pg, long long num)
@@ -351,27 +364,39 @@ static vmop_rc lookup_pool(struct vs_ctx *ctx, const char *path, struct vim_more
     struct vim_moref ref;
     vmop_rc rc;
 
+    char key[VS_KEY_MAX];
+    struct vs_centry e = {0};
+
     if (!nonempty(path))
         return vmop_fail_fault(err, VMOP_E_INVALID, "NotFound", 0, "no resource pool given");
+    snprintf(key, sizeof(key), "pool|%s", path);
+    if (cache_get(ctx, key, ctx->lookup_ttl_s, &e, NULL, 0, NULL, 0)) {
+        *ret = e.ref;
+        return VMOP_OK;
+    }
     rc = vim_find_by_path(ctx->client, path, NULL, &ref, err);
     if (rc)
         return fail_not_found(err, rc, "resource pool", path);
-    if (strcmp(ref.type, "ResourcePool") == 0 || strcmp(ref.type, "VirtualApp") == 0) {
-        *ret = ref;
-        return VMOP_OK;
+    if (strcmp(ref.type, "ResourcePool") != 0 && strcmp(ref.type, "VirtualApp") != 0) {
+        if (strcmp(ref.type, "ClusterComputeResource") != 0 && strcmp(ref.type, "ComputeResource"))
+            return vmop_fail_fault(err, VMOP_E_INVALID, "NotFound", 0,
+                                   "\"%s\" is a %s, not a resource pool or cluster", path,
+                                   ref.type);
+        snprintf(sub, sizeof(sub), "%s/Resources", path);
+        rc = vim_find_by_path(ctx->client, sub, "ResourcePool", &ref, err);
+        if (rc)
+            return fail_not_found(err, rc, "resource pool", sub);
     }
-    if (strcmp(ref.type, "ClusterComputeResource") != 0 && strcmp(ref.type, "ComputeResource"))
-        return vmop_fail_fault(err, VMOP_E_INVALID, "NotFound", 0,
-                               "\"%s\" is a %s, not a resource pool or cluster", path, ref.type);
-    snprintf(sub, sizeof(sub), "%s/Resources", path);
-    rc = vim_find_by_path(ctx->client, sub, "ResourcePool", ret, err);
-    return rc ? fail_not_found(err, rc, "resource pool", sub) : VMOP_OK;
+    cache_put(ctx, key, &ref, 0, NULL, NULL, 0);
+    *ret = ref;
+    return VMOP_OK;
 }
 
 static vmop_rc lookup_datastore(struct vs_ctx *ctx, const struct rs_desired *d,
                                 struct vim_moref *ret, struct vmop_err *err)
 {
-    char path[VS_PATH_MAX];
+    char path[VS_PATH_MAX], key[VS_KEY_MAX];
+    struct vs_centry e = {0};
     vmop_rc rc;
     if (!nonempty(d->datastore))
         return VMOP_OK; /* ret stays unset: the source's datastore */
@@ -381,8 +406,16 @@ static vmop_rc lookup_datastore(struct vs_ctx *ctx, const struct rs_desired *d,
         snprintf(path, sizeof(path), "%s%s/datastore/%s",
                  nonempty(d->datacenter) && d->datacenter[0] != '/' ? "/" : "",
                  d->datacenter ? d->datacenter : "", d->datastore);
+    snprintf(key, sizeof(key), "ds|%s", path);
+    if (cache_get(ctx, key, ctx->lookup_ttl_s, &e, NULL, 0, NULL, 0)) {
+        *ret = e.ref;
+        return VMOP_OK;
+    }
     rc = vim_find_by_path(ctx->client, path, "Datastore", ret, err);
-    return rc ? fail_not_found(err, rc, "datastore", d->datastore) : VMOP_OK;
+    if (rc)
+        return fail_not_found(err, rc, "datastore", d->datastore);
+    cache_put(ctx, key, ret, 0, NULL, NULL, 0);
+    return VMOP_OK;
 }
 
 /* ---- storage policy ---------------------------------------------------------------------------
@@ -905,6 +938,8 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
         goto out;
     }
     rc = vim_vm_clone(ctx->client, &cl, ret_vm, err);
+    if (rc == VMOP_E_FAULT && vmop_err_is_fault(err, "ManagedObjectNotFound"))
+        cache_forget_lookups(ctx); /* a cached folder, pool or datastore is gone */
 out:
     csrc_put(&hold); /* a clone that timed out waiting may still run: the grace covers it */
     vim_config_spec_free(cs);
@@ -1241,15 +1276,24 @@ static void note_failure(struct vs_outcome *o, enum vm_step step, const struct v
     }
 }
 
-/* Re-reads the VM: by the moref we know, falling back to the identity search. */
-static vmop_rc reobserve(struct vs_ctx *ctx, const struct rs_desired *d, struct vs_obs *obs,
-                         struct vmop_err *err)
+/* Re-reads the VM: by the moref we know (the observed VM's, else known: the one just cloned, or
+ * NULL), falling back to the identity search. */
+static vmop_rc reobserve_known(struct vs_ctx *ctx, const struct rs_desired *d, struct vs_obs *obs,
+                               const char *known, struct vmop_err *err)
 {
     char id[VIM_MOREF_VALUE_MAX] = "";
     if (obs->present && obs->vm)
         snprintf(id, sizeof(id), "%s", obs->vm->ref.value);
+    else if (known)
+        snprintf(id, sizeof(id), "%s", known);
     vs_obs_free(obs);
     return vs_observe(ctx, d, id, obs, err);
+}
+
+static vmop_rc reobserve(struct vs_ctx *ctx, const struct rs_desired *d, struct vs_obs *obs,
+                         struct vmop_err *err)
+{
+    return reobserve_known(ctx, d, obs, NULL, err);
 }
 
 /* A legacy VM (ownership.h: made before the vmop.uid mark, proven by the resource's status)
@@ -1282,6 +1326,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
     struct pl_plan plan = {0};
     struct pl_obs po;
     enum vm_step step = VM_STEP_LOOKUP;
+    char created[VIM_MOREF_VALUE_MAX] = ""; /* the VM this call cloned: read by its moref */
     int replans = 0, again = 1;
     vmop_rc rc;
 
@@ -1353,7 +1398,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
                                    ret->obs.vm ? ret->obs.vm->ref.value : "", VS_MAX_REPLANS);
                     break;
                 }
-                rc = reobserve(ctx, d, &ret->obs, err);
+                rc = reobserve_known(ctx, d, &ret->obs, created[0] ? created : NULL, err);
                 if (!rc && !ret->obs.present)
                     rc = vmop_fail(err, VMOP_E_NOT_FOUND, "the VM vanished while being set up");
                 again = 1;
@@ -1368,6 +1413,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
                     step = VM_STEP_STORAGE;
                 if (!rc) {
                     ret->created = 1;
+                    snprintf(created, sizeof(created), "%s", vm.value);
                     /* the next action is REOBSERVE: make it read this VM */
                     vs_obs_free(&ret->obs);
                     ret->obs.present = 0;
