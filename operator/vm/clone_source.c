@@ -7,6 +7,8 @@
 
 #include "clone_source.h"
 #include "vbuf.h"
+#include "vmop_clock.h"
+#include "vmop_map.h"
 
 #define CSRC_STRIPES   64
 #define CSRC_PATH_MAX  4096
@@ -18,11 +20,21 @@ struct csrc_use {
     unsigned n; /* 0: free slot */
 };
 
+/* A template found or made recently: "<folder path>|<item id>" -> this, for CSRC_KNOWN_TTL_MS. */
+struct csrc_known {
+    char item_id[CSRC_NAME_MAX + 1];
+    char name[CSRC_NAME_MAX + 1];
+    struct vim_moref tmpl;
+    int64_t at_ms;
+};
+
 struct csrc_cache {
     pthread_mutex_t locks[CSRC_STRIPES]; /* item id hash -> stripe: creates of one item serialize */
     pthread_mutex_t use_lock;            /* guards uses */
     struct csrc_use *uses;               /* clones in flight per template name (owned array) */
     size_t n_uses;
+    pthread_mutex_t known_lock; /* guards known (a leaf lock) */
+    struct vmop_map known;      /* of struct csrc_known (owned) */
 };
 
 vmop_rc csrc_new(struct csrc_cache **ret_ic, struct vmop_err *err)
@@ -33,6 +45,8 @@ vmop_rc csrc_new(struct csrc_cache **ret_ic, struct vmop_err *err)
     for (size_t i = 0; i < CSRC_STRIPES; i++)
         pthread_mutex_init(&ic->locks[i], NULL);
     pthread_mutex_init(&ic->use_lock, NULL);
+    pthread_mutex_init(&ic->known_lock, NULL);
+    vmop_map_init(&ic->known, free);
     *ret_ic = ic;
     return VMOP_OK;
 }
@@ -44,6 +58,8 @@ void csrc_free(struct csrc_cache *ic)
     for (size_t i = 0; i < CSRC_STRIPES; i++)
         pthread_mutex_destroy(&ic->locks[i]);
     pthread_mutex_destroy(&ic->use_lock);
+    vmop_map_clear(&ic->known);
+    pthread_mutex_destroy(&ic->known_lock);
     free(ic->uses);
     free(ic);
 }
@@ -271,6 +287,74 @@ void csrc_unlock_item(struct csrc_cache *ic, const char *item_id)
     pthread_mutex_unlock(&ic->locks[stripe_of(item_id)]);
 }
 
+static void known_key(const struct csrc_target *t, char *key, size_t size)
+{
+    snprintf(key, size, "%s|%s", t->folder_path, t->item_id);
+}
+
+/* 1 and the template when t's was found or made less than CSRC_KNOWN_TTL_MS ago. */
+static int known_get(struct csrc_cache *ic, const struct csrc_target *t, char *name,
+                     struct vim_moref *ret)
+{
+    char key[CSRC_PATH_MAX];
+    const struct csrc_known *k;
+    int hit = 0;
+    known_key(t, key, sizeof(key));
+    pthread_mutex_lock(&ic->known_lock);
+    k = vmop_map_get(&ic->known, key);
+    if (k && vmop_mono_ms() - k->at_ms < CSRC_KNOWN_TTL_MS) {
+        memcpy(name, k->name, sizeof(k->name));
+        *ret = k->tmpl;
+        hit = 1;
+    }
+    pthread_mutex_unlock(&ic->known_lock);
+    return hit;
+}
+
+/* Remembers t's template (best effort: out of memory only means looking again next time). */
+static void known_put(struct csrc_cache *ic, const struct csrc_target *t, const char *name,
+                      const struct vim_moref *tmpl)
+{
+    char key[CSRC_PATH_MAX];
+    struct csrc_known *k = calloc(1, sizeof(*k));
+    if (!k)
+        return;
+    snprintf(k->item_id, sizeof(k->item_id), "%s", t->item_id);
+    snprintf(k->name, sizeof(k->name), "%s", name);
+    k->tmpl = *tmpl;
+    k->at_ms = vmop_mono_ms();
+    known_key(t, key, sizeof(key));
+    pthread_mutex_lock(&ic->known_lock);
+    if (vmop_map_put(&ic->known, key, k) != VMOP_OK)
+        free(k);
+    pthread_mutex_unlock(&ic->known_lock);
+}
+
+void csrc_forget(struct csrc_cache *ic, const char *item_id)
+{
+    struct vmop_map_iter it;
+    char *keys[64];
+    size_t n;
+    if (!ic || !item_id)
+        return;
+    pthread_mutex_lock(&ic->known_lock);
+    do { /* at most 64 keys per walk: no removal while iterating */
+        n = 0;
+        for (struct vmop_map_entry *e = vmop_map_first(&ic->known, &it); e && n < 64;
+             e = vmop_map_next(&ic->known, &it))
+            if (!strcmp(((const struct csrc_known *)e->val)->item_id, item_id))
+                keys[n++] = e->key;
+        for (size_t i = 0; i < n; i++) {
+            char *key = strdup(keys[i]);
+            if (!key)
+                break; /* out of memory: the TTL ends it */
+            vmop_map_del(&ic->known, key);
+            free(key);
+        }
+    } while (n == 64);
+    pthread_mutex_unlock(&ic->known_lock);
+}
+
 vmop_rc csrc_get(struct csrc_cache *ic, struct vim_client *c, const struct csrc_target *t,
                  struct vim_moref *ret_template, struct csrc_hold *ret_hold, struct vmop_err *err)
 {
@@ -284,6 +368,18 @@ vmop_rc csrc_get(struct csrc_cache *ic, struct vim_client *c, const struct csrc_
     if (!ic || !c || !t || !t->item_id || !t->folder_path || !t->folder || !t->pool ||
         !ret_template || !ret_hold)
         return vmop_fail(err, VMOP_E_INVALID, "csrc_get: missing argument");
+    lock = &ic->locks[stripe_of(t->item_id)];
+    pthread_mutex_lock(lock);
+    if (known_get(ic, t, name, ret_template)) {
+        rc = use_take(ic, name, err);
+        if (!rc) {
+            ret_hold->ic = ic;
+            memcpy(ret_hold->name, name, sizeof(ret_hold->name));
+        }
+        pthread_mutex_unlock(lock);
+        return rc;
+    }
+    pthread_mutex_unlock(lock);
     rc = vim_library_item_get(c, t->item_id, &item, err);
     if (rc)
         return rc;
@@ -299,9 +395,10 @@ vmop_rc csrc_get(struct csrc_cache *ic, struct vim_client *c, const struct csrc_
         goto out;
     snprintf(marker, sizeof(marker), CSRC_MARKER, t->item_id,
              item->content_version ? item->content_version : "");
-    lock = &ic->locks[stripe_of(t->item_id)];
     pthread_mutex_lock(lock);
     rc = get_locked(c, t, name, marker, ret_template, err);
+    if (!rc)
+        known_put(ic, t, name, ret_template);
     if (!rc)
         rc = use_take(ic, name, err);
     if (!rc) {

@@ -66,6 +66,14 @@ vmop_rc csrc_get(struct csrc_cache *ic, struct vim_client *c, const struct csrc_
 /* Releases a use (NULL or empty is fine; the hold is emptied, so a second put does nothing). */
 void csrc_put(struct csrc_hold *h);
 
+/* A template found or made is remembered per (cache folder, item) for CSRC_KNOWN_TTL_MS: the
+ * creates in that time clone it without asking the library for the item's content version or
+ * vCenter for the path (a new content version is used within that time). csrc_forget() drops what
+ * is remembered for an item: the collector calls it when it destroys one of the item's
+ * templates, vmsync when a clone finds its source gone. */
+#define CSRC_KNOWN_TTL_MS 60000
+void csrc_forget(struct csrc_cache *ic, const char *item_id);
+
 /* The collector's side: the item's lock (the one csrc_get() holds while it finds or deploys and
  * takes a use), and the uses of a template name. A template with no use while its item's lock is
  * held can get none until the lock is released. */

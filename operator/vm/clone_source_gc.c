@@ -129,8 +129,10 @@ static const char *destroy_one(struct csrc_cache *ic, struct vim_client *c,
             rc = VMOP_OK;
         }
     }
-    if (rc == VMOP_OK)
+    if (rc == VMOP_OK) {
         rc = vim_vm_destroy(c, &vm->ref, e);
+        csrc_forget(ic, item); /* the next clone of the item looks for its template again */
+    }
     if (rc == VMOP_E_NOT_FOUND) { /* gone meanwhile */
         vmop_err_clear(e);
         rc = VMOP_OK;

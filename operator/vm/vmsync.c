@@ -938,8 +938,10 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
         goto out;
     }
     rc = vim_vm_clone(ctx->client, &cl, ret_vm, err);
-    if (rc == VMOP_E_FAULT && vmop_err_is_fault(err, "ManagedObjectNotFound"))
+    if (rc == VMOP_E_FAULT && vmop_err_is_fault(err, "ManagedObjectNotFound")) {
         cache_forget_lookups(ctx); /* a cached folder, pool or datastore is gone */
+        csrc_forget(ctx->images, d->library_item_id); /* or the template */
+    }
 out:
     csrc_put(&hold); /* a clone that timed out waiting may still run: the grace covers it */
     vim_config_spec_free(cs);
