@@ -355,6 +355,15 @@ void csrc_forget(struct csrc_cache *ic, const char *item_id)
     pthread_mutex_unlock(&ic->known_lock);
 }
 
+void csrc_forget_all(struct csrc_cache *ic)
+{
+    if (!ic)
+        return;
+    pthread_mutex_lock(&ic->known_lock);
+    vmop_map_clear(&ic->known);
+    pthread_mutex_unlock(&ic->known_lock);
+}
+
 vmop_rc csrc_get(struct csrc_cache *ic, struct vim_client *c, const struct csrc_target *t,
                  struct vim_moref *ret_template, struct csrc_hold *ret_hold, struct vmop_err *err)
 {

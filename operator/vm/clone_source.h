@@ -73,6 +73,8 @@ void csrc_put(struct csrc_hold *h);
  * templates, vmsync when a clone finds its source gone. */
 #define CSRC_KNOWN_TTL_MS 60000
 void csrc_forget(struct csrc_cache *ic, const char *item_id);
+/* Forgets every remembered template (the vCenter session was renewed). */
+void csrc_forget_all(struct csrc_cache *ic);
 
 /* The collector's side: the item's lock (the one csrc_get() holds while it finds or deploys and
  * takes a use), and the uses of a template name. A template with no use while its item's lock is

@@ -81,8 +81,9 @@ struct vs_ctx {
     void *may_act_ud;
     struct vim_pbm *pbm; /* SPBM handle, made on first use; guarded by lock until set */
     struct csrc_cache *images;
-    pthread_mutex_t lock; /* guards cache[] */
+    pthread_mutex_t lock; /* guards cache[] and seen_relogins */
     struct vs_centry cache[VS_CACHE_SLOTS];
+    uint64_t seen_relogins; /* the client's re-logins when the caches were last known good */
 };
 
 /* the monotonic clock in seconds (vmop_clock.h) */
@@ -139,6 +140,26 @@ static void cache_forget_lookups(struct vs_ctx *ctx)
             if (!strncmp(ctx->cache[i].key, kinds[k], strlen(kinds[k])))
                 centry_clear(&ctx->cache[i]);
     pthread_mutex_unlock(&ctx->lock);
+}
+
+/* A re-login (the session expired or was lost: vCenter may have restarted, and a restored or
+ * simulated one can hand out old morefs to other objects) drops every cached moref: the lookups
+ * here and the clone-source templates. Run before anything reads the caches. */
+static void check_session(struct vs_ctx *ctx)
+{
+    struct vim_stats st;
+    int renewed;
+    vim_client_stats(ctx->client, &st);
+    pthread_mutex_lock(&ctx->lock);
+    renewed = st.relogins != ctx->seen_relogins;
+    if (renewed) {
+        ctx->seen_relogins = st.relogins;
+        for (size_t i = 0; i < VS_CACHE_SLOTS; i++)
+            centry_clear(&ctx->cache[i]);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    if (renewed)
+        csrc_forget_all(ctx->images);
 }
 
 /* Stores (best effort: an allocation failure just means no caching). */
@@ -641,6 +662,7 @@ vmop_rc vs_observe(struct vs_ctx *ctx, const struct rs_desired *d, const char *u
         return vmop_fail(err, VMOP_E_INVALID, "vs_observe: instance UUID needed");
     if (!nonempty(d->resource_uid) || !nonempty(d->namespaced_name))
         return vmop_fail(err, VMOP_E_INVALID, "vs_observe: the resource's name and uid needed");
+    check_session(ctx);
     rc = lookup_folder(ctx, d->folder, &folder, err);
     if (rc)
         return rc;
@@ -876,6 +898,7 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
                          "vs_clone: instance UUID, image, name and resource uid needed");
     if (!nonempty(d->folder))
         return vmop_fail_fault(err, VMOP_E_INVALID, "NotFound", 0, "no VM folder given");
+    check_session(ctx);
     rc = lookup_pool(ctx, d->resource_pool, &pool, err);
     if (!rc)
         rc = lookup_folder(ctx, d->folder, &folder, err);
@@ -1338,6 +1361,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
         !nonempty(d->resource_uid))
         return vmop_fail(err, VMOP_E_INVALID, "vs_apply: missing argument");
     memset(bk, 0, sizeof(bk));
+    check_session(ctx);
     rc = lookup_backings(ctx, d, bufs, bk, err);
     if (!rc) {
         step = VM_STEP_OBSERVE;

@@ -27,6 +27,7 @@
 #include <cjson/cJSON.h>
 
 #include "check_main.h"
+#include "clock.h"
 #include "guestinfo.h"
 #include "clone_source.h"
 #include "sim_fixture.h"
@@ -820,6 +821,46 @@ START_TEST(fail_at_n_converges_to_one_vm)
 }
 END_TEST
 
+/* A re-login (the session expired: vCenter may have restarted and reuse morefs) drops the cached
+ * morefs: a warm create looks nothing up by path, the first create after the session expired
+ * looks the folder, pool and template up again before it clones. */
+#define SESSION_IDLE_MS 2000u
+
+static uint64_t create_lookups(struct sim_world *w)
+{
+    struct vs_outcome out;
+    struct vs_deleted del;
+    struct vmop_err err = {0};
+    char id[VIM_MOREF_VALUE_MAX];
+    uint64_t before = method_calls(w->c, "FindByInventoryPath"), n;
+
+    ck_assert_msg(vs_apply(w->ctx, &w->d, NULL, &out, &err) == VMOP_OK, "%s", err.msg);
+    n = method_calls(w->c, "FindByInventoryPath") - before;
+    snprintf(id, sizeof(id), "%s", out.obs.vm->ref.value);
+    vs_outcome_free(&out);
+    ck_assert_msg(vs_delete(w->ctx, &w->d, id, API_MODE_HARD, &del, &err) == VMOP_OK, "%s",
+                  err.msg);
+    return n;
+}
+
+START_TEST(relogin_drops_cached_morefs)
+{
+    struct sim_world w;
+    struct vim_stats st;
+    world_init(&w, 40, "vmop-tiny-ovf");
+    create_lookups(&w);                            /* cold: caches filled */
+    ck_assert_uint_eq(create_lookups(&w), 0);      /* warm: nothing by path */
+    vmop_test_sleep_ms(2 * SESSION_IDLE_MS + 300); /* deliberate idleness: the session expires */
+    ck_assert_uint_ge(create_lookups(&w), 2);      /* the folder, pool and template again */
+    vim_client_stats(w.c, &st);
+    ck_assert_uint_ge(st.relogins, 1);
+    /* the REST session's re-login (the library read in that create) drops them once more */
+    create_lookups(&w);
+    ck_assert_uint_eq(create_lookups(&w), 0); /* and cached again */
+    sim_world_free(&w);
+}
+END_TEST
+
 int main(void)
 {
     static const struct vcsim_opts opts = {.vms = VCSIM_NONE, .no_autostart = 1, .datastores = 2};
@@ -839,5 +880,11 @@ int main(void)
     tcase_add_test(tc, unknown_policy_fails_nothing_created);
     tcase_add_test(tc, fence_closed_creates_nothing);
     tcase_add_test(tc, fail_at_n_converges_to_one_vm);
+    {
+        static const struct vcsim_opts exp = {
+            .vms = VCSIM_NONE, .no_autostart = 1, .session_idle_timeout_ms = SESSION_IDLE_MS};
+        TCase *te = simfx_tcase(s, "expiry", &exp, 120);
+        tcase_add_test(te, relogin_drops_cached_morefs);
+    }
     return vmop_check_run(s);
 }
