@@ -4,7 +4,7 @@
 //
 //	cd tests/vcsim && VMOP_VCSIM_FEEDLAG=100 GOFLAGS=-mod=mod GOTOOLCHAIN=local go test -count=1 -v \
 //	    -timeout 30m -modfile ../../build-vcsim/tests/vcsim/vcsim.mod \
-//	    -run TestFeedLag main.go seed.go guest.go metadata.go feedlag_test.go
+//	    -run TestFeedLag main.go seed.go guest.go metadata.go yaml.go feedlag_test.go
 //
 // (VMOP_VCSIM_FEEDLAG = the number of VMs to create; -modfile = a build dir's patched simulator, see
 // patchmod.sh: the unpatched one deadlocks here. The meson unit suite never names this file.)

@@ -2,7 +2,7 @@
 // to find the hostname and the static IPv4 address of the first interface.
 //
 // Accepted: guestinfo.metadata as plain text, "base64" (alias "b64") or "gzip+base64" (alias "gz+b64"), per
-// guestinfo.metadata.encoding; the document is JSON (starts with '{' or '[') or YAML (gopkg.in/yaml.v3). Keys used:
+// guestinfo.metadata.encoding; the document is JSON (starts with '{') or a YAML subset (yaml.go). Keys used:
 // local-hostname (or hostname), network (a map, or an encoded string with network.encoding), holding netplan
 // version 2 (ethernets.<name>.addresses, match.macaddress) or version 1 (config[type=physical].subnets[type=static]).
 package main
@@ -12,17 +12,12 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
-
-	"gopkg.in/yaml.v3"
 )
 
 const maxMetadataSize = 1 << 20
@@ -65,7 +60,7 @@ func decodeEncoded(data, encoding string) ([]byte, error) {
 	}
 }
 
-// parseDocument reads JSON or YAML into the shapes encoding/json gives an interface{}.
+// parseDocument reads JSON or the YAML subset into maps, slices and scalars.
 func parseDocument(b []byte) (interface{}, error) {
 	t := bytes.TrimSpace(b)
 	if len(t) > 0 && (t[0] == '{' || t[0] == '[') {
@@ -76,75 +71,6 @@ func parseDocument(b []byte) (interface{}, error) {
 		return v, nil
 	}
 	return parseYAML(string(b))
-}
-
-// parseYAML decodes the first YAML document of doc (gopkg.in/yaml.v3) into the shapes encoding/json gives
-// an interface{}, so the lookups below read both formats alike: map[string]interface{}, []interface{},
-// string, float64, bool and nil. An empty document (or one of only comments) is an empty map.
-func parseYAML(doc string) (interface{}, error) {
-	var v interface{}
-	if err := yaml.Unmarshal([]byte(doc), &v); err != nil {
-		return nil, yamlErr(err)
-	}
-	if v == nil {
-		return map[string]interface{}{}, nil
-	}
-	return jsonShape(v), nil
-}
-
-var (
-	yamlQuoted = regexp.MustCompile("\"(?:[^\"\\\\]|\\\\.)*\"|`[^`]*`")
-	yamlAnchor = regexp.MustCompile(`anchor '[^']*'`)
-)
-
-// yamlErr keeps yaml.v3's line numbers and reasons but not the document's text, which its decoding errors
-// quote (a duplicate key, an anchor's name, an invalid key, a value that does not fit its tag) and guest.go
-// logs: the guest player's errors never quote the metadata. libyaml's syntax errors are fixed texts (no " or `).
-func yamlErr(err error) error {
-	msg := err.Error()
-	var te *yaml.TypeError
-	switch {
-	case errors.As(err, &te):
-		msg = yamlQuoted.ReplaceAllString("yaml: "+strings.Join(te.Errors, "; "), "...")
-	case strings.HasPrefix(msg, "yaml: invalid map key"):
-		msg = "yaml: invalid map key"
-	default: // "unknown anchor 'x' referenced", "cannot decode !!str `x` as a !!int"
-		msg = yamlQuoted.ReplaceAllString(yamlAnchor.ReplaceAllString(msg, "anchor ..."), "...")
-	}
-	return errors.New(msg)
-}
-
-// jsonShape converts yaml.v3's values: map[interface{}]interface{} (a mapping with a key that is not a
-// string, e.g. "1: x") becomes map[string]interface{} with the key formatted by fmt.Sprint, integers
-// become float64, a timestamp (yaml.v3 resolves a plain 2001-12-14 to time.Time) becomes its RFC 3339 text.
-func jsonShape(v interface{}) interface{} {
-	switch x := v.(type) {
-	case map[string]interface{}:
-		for k, e := range x {
-			x[k] = jsonShape(e)
-		}
-		return x
-	case map[interface{}]interface{}:
-		m := make(map[string]interface{}, len(x))
-		for k, e := range x {
-			m[fmt.Sprint(k)] = jsonShape(e)
-		}
-		return m
-	case []interface{}:
-		for i, e := range x {
-			x[i] = jsonShape(e)
-		}
-		return x
-	case int:
-		return float64(x)
-	case int64:
-		return float64(x)
-	case uint64:
-		return float64(x)
-	case time.Time:
-		return x.Format(time.RFC3339Nano)
-	}
-	return v
 }
 
 func asString(v interface{}) string {
