@@ -1,0 +1,170 @@
+# lib.sh: what the provisioning benchmarks share (sourced by provision.sh and side_by_side.sh; figures,
+# never pass/fail). Needs `set -euo pipefail` in the caller and BENCH_ROOT (the repository).
+#   bench_up DIR                start tests/devenv in DIR (build dir: $VMOP_BUILD_DIR), export PATH (the
+#                               pinned kubectl), KUBECONFIG, KUBECACHEDIR; wait for the images
+#   bench_down DIR              tear it down and remove DIR (BENCH_KEEP=1: keep it, say how to stop it)
+#   bench_operator_stop DIR     stop the devenv's vmop (by its pid file); bench_operator_start DIR again
+#   bench_vmop_cycle DIR N WAIT_S OUT.json
+#                               one vmop run: apply N VMs (best-effort-xsmall, image by display name, one
+#                               cloud-config Secret) with one `kubectl apply`, wait (bounded) until every one
+#                               is PoweredOn with an IP, delete them all, wait until they are gone; writes
+#                               wall times, vCenter calls (SOAP + REST, per method) and Kubernetes requests
+#                               from vmop's /metrics, how long the `kubectl apply` itself took, the time at
+#                               which half of the VMs were ready, and the operator's peak RSS (/proc VmHWM)
+#                               as one JSON object
+
+bench_now_ms() { date +%s%3N; }
+
+bench_up() { # dir
+    local dir=$1 i
+    "$BENCH_ROOT/tests/devenv" up "$dir" >/dev/null
+    PATH=$("$BENCH_ROOT/tests/cluster/build.sh"):$PATH # the pinned kubectl
+    export PATH KUBECONFIG=$dir/kubeconfig KUBECACHEDIR=$dir/kubecache
+    # images must be there before the VMs name one by display name
+    for ((i = 0; i < 600; i++)); do
+        [ "$(kubectl get vmi -o name 2>/dev/null | wc -l)" -ge 1 ] && return 0
+        sleep 0.1
+    done
+    echo "bench: no VirtualMachineImage after 60 s" >&2
+    return 1
+}
+
+bench_down() { # dir
+    if [ -z "${BENCH_KEEP:-}" ]; then
+        "$BENCH_ROOT/tests/devenv" down "$1" >/dev/null 2>&1 || true
+        rm -rf "$1"
+    else
+        echo "kept: tests/devenv down $1"
+    fi
+}
+
+bench_operator_stop() { # dir: SIGTERM, 10 s, then SIGKILL (the process devenv started, by its pid file)
+    local pidf=$1/operator.pid pid i
+    [ -f "$pidf" ] || return 0
+    pid=$(cat "$pidf")
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null || true
+        for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    rm -f "$pidf"
+}
+
+bench_operator_start() { # dir: a fresh vmop, ready (caches synced)
+    DEVENV_NO_BUILD=1 "$BENCH_ROOT/tests/devenv" restart "$1" operator >/dev/null
+}
+
+bench_manifest() { # n: the Secret and n VirtualMachines on stdout
+    python3 - "$1" <<'PY'
+import sys
+n = int(sys.argv[1])
+print("""apiVersion: v1
+kind: Secret
+metadata: {name: bench-cc}
+stringData:
+  user-data: |
+    #cloud-config
+    users: [{name: bench}]""")
+for i in range(n):
+    print("""---
+apiVersion: vmoperator.vmware.com/v1alpha5
+kind: VirtualMachine
+metadata: {name: bench-%04d, labels: {bench: "1"}}
+spec:
+  className: best-effort-xsmall
+  imageName: vmop-tiny-ovf
+  storageClass: wcp-default
+  bootstrap: {cloudInit: {rawCloudConfig: {name: bench-cc, key: user-data}}}""" % i)
+PY
+}
+
+bench_metrics() { # dir out: vmop's /metrics into a file
+    curl -sf --max-time 10 "http://127.0.0.1:$(cat "$1/health.port")/metrics" >"$2"
+}
+
+# names of the VMs that are PoweredOn with an IP, one a line
+bench_ready_names() {
+    kubectl get vm -l bench=1 -o 'jsonpath={range .items[*]}{.metadata.name} {.status.powerState}/{.status.network.primaryIP4}{"\n"}{end}' 2>/dev/null |
+        awk '$2 ~ /^PoweredOn\/[0-9]/ {print $1}' || true
+}
+
+bench_vmop_cycle() { # dir n wait_s out.json
+    local dir=$1 n=$2 wait_s=$3 out=$4 w=$1/cycle i up=0 left t0 ta t1 t2 now
+    rm -rf "$w" && mkdir -p "$w"
+    bench_manifest "$n" >"$w/bench.yaml"
+    : >"$w/seen"
+    bench_metrics "$dir" "$w/m0"
+    t0=$(bench_now_ms)
+    kubectl apply -f "$w/bench.yaml" >/dev/null
+    ta=$(bench_now_ms)
+    for ((i = 0; i < wait_s * 2; i++)); do
+        bench_ready_names >"$w/ready"
+        now=$(bench_now_ms)
+        # first time each VM was seen ready, in ms after the apply
+        awk -v t=$((now - t0)) 'FILENAME == ARGV[1] {seen[$1] = 1; next} !($1 in seen) {print $1, t}' \
+            "$w/seen" "$w/ready" >>"$w/seen"
+        up=$(wc -l <"$w/seen")
+        [ "$up" -ge "$n" ] && break
+        sleep 0.5
+    done
+    t1=$(bench_now_ms)
+    bench_metrics "$dir" "$w/m1"
+    [ "$up" -ge "$n" ] || echo "WARNING: only $up of $n VMs were PoweredOn with an IP after ${wait_s}s" >&2
+
+    kubectl delete vm -l bench=1 --wait=false >/dev/null
+    left=$n
+    for ((i = 0; i < wait_s * 2; i++)); do
+        left=$(kubectl get vm -l bench=1 -o name 2>/dev/null | wc -l)
+        [ "$left" -eq 0 ] && break
+        sleep 0.5
+    done
+    t2=$(bench_now_ms)
+    bench_metrics "$dir" "$w/m2"
+    [ "$left" -eq 0 ] || echo "WARNING: $left VMs still present after ${wait_s}s" >&2
+    kubectl delete secret bench-cc --ignore-not-found >/dev/null
+    awk '/^VmHWM:/ {print $2}' "/proc/$(cat "$dir/operator.pid")/status" >"$w/rss_kb"
+
+    python3 - "$w" "$n" "$up" "$left" "$t0" "$ta" "$t1" "$t2" >"$out" <<'PY'
+import json, re, statistics, sys
+w, n, up, left, t0, ta, t1, t2 = sys.argv[1], *map(int, sys.argv[2:])
+line = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)')
+
+def read(p):
+    m = {}
+    for l in open(p):
+        x = line.match(l)
+        if x and not l.startswith("#"):
+            m[(x.group(1), x.group(2) or "")] = float(x.group(3))
+    return m
+
+def fam(m, name):
+    return sum(v for (k, _), v in m.items() if k == name)
+
+def by_method(a, b):
+    d = {}
+    for (k, lab), v in b.items():
+        if k == "vmop_vcenter_calls_total":
+            meth = re.search(r'method="([^"]*)"', lab).group(1)
+            delta = v - a.get((k, lab), 0)
+            if delta:
+                d[meth] = d.get(meth, 0) + int(delta)
+    return d
+
+m0, m1, m2 = (read("%s/%s" % (w, f)) for f in ("m0", "m1", "m2"))
+seen = [int(l.split()[1]) for l in open(w + "/seen") if l.strip()]
+r = {"n": n, "ready": up, "left": left,
+     "create_s": round((t1 - t0) / 1000, 3), "apply_s": round((ta - t0) / 1000, 3),
+     "delete_s": round((t2 - t1) / 1000, 3),
+     "p50_ready_s": round(statistics.median(seen) / 1000, 3) if seen else None}
+for ph, a, b in (("create", m0, m1), ("delete", m1, m2)):
+    soap = fam(b, "vmop_vcenter_soap_calls_total") - fam(a, "vmop_vcenter_soap_calls_total")
+    rest = fam(b, "vmop_vcenter_rest_calls_total") - fam(a, "vmop_vcenter_rest_calls_total")
+    kube = fam(b, "vmop_kube_requests_total") - fam(a, "vmop_kube_requests_total")
+    r["soap_" + ph], r["rest_" + ph], r["kube_" + ph] = int(soap), int(rest), int(kube)
+    r["calls_per_vm_" + ph] = round((soap + rest) / n, 2) if n else None
+    r["kube_per_vm_" + ph] = round(kube / n, 2) if n else None
+    r["calls_%s_by_method" % ph] = by_method(a, b)
+r["rss_mib"] = round(int(open(w + "/rss_kb").read().strip() or 0) / 1024, 1)
+print(json.dumps(r))
+PY
+}
