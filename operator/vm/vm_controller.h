@@ -40,6 +40,10 @@ struct metrics_std;
 struct vmc_opts {
     const char *system_ns; /* where credentials Secrets live; default vmop-system */
     unsigned workers;      /* 0: 4 */
+    /* Reconciles that may be creating a VM in vCenter at once (VM Operator's cap: 80% of the
+     * workers); a create past it waits, re-queued, while the other workers go on with VMs that
+     * exist. 0: VMC_DEFAULT_CREATES_PCT percent of the workers, at least 1. */
+    unsigned max_creates;
     long resync_ms;        /* periodic re-reconcile of every VM; 0: none */
     /* Change feed limits (0: the most, VMC_FEEDS_MAX / VMC_FEED_FOLDERS): endpoints with a feed,
      * and VM folders each feed watches. Past them vmop logs, counts
@@ -54,6 +58,7 @@ struct vmc_opts {
     void *may_act_ud;
 };
 
+#define VMC_DEFAULT_CREATES_PCT 80 /* max_creates 0: this share of the workers */
 #define VMC_FEEDS_MAX    64                    /* VCenterEndpoints with a change feed, at most */
 #define VMC_FEED_FOLDERS VCFEED_MAX_CONTAINERS /* VM folders one feed watches, at most */
 
