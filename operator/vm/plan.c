@@ -639,7 +639,7 @@ vmop_rc pl_plan(const struct pl_input *in, struct pl_plan *ret, struct vmop_err 
     enum pl_power cur;
     struct pl_action tmp;
     unsigned fields, gi_fields;
-    int live, boot_waits = 0, upgrade_to = 0, hw;
+    int live, boot_waits = 0, upgrade_to = 0, hw, macs_move = 0, later;
     vmop_rc rc;
 
     memset(ret, 0, sizeof(*ret));
@@ -732,32 +732,36 @@ vmop_rc pl_plan(const struct pl_input *in, struct pl_plan *ret, struct vmop_err 
         if (a)
             a->hw_version = upgrade_to;
     }
-    if (fields & PL_F_NICS) {
-        /* MACs change: the guestinfo is written after the NICs, from a new observation (and
-         * a bootOrder naming a new NIC once it has a device key). */
+    /* A NIC added or removed changes the MACs: the guestinfo (whose network config names them) is
+     * written after the NICs, from a new observation (and a bootOrder naming a new NIC once it has
+     * a device key). A NIC whose backing is edited keeps its MAC: one reconfigure does it all. */
+    if (fields & PL_F_NICS)
+        for (size_t i = 0; i < tmp.n_nic_ops; i++)
+            if (tmp.nic_ops[i].op != PL_NIC_EDIT)
+                macs_move = 1;
+    later = (fields & PL_F_NICS) && (boot_waits || (d->cloud_init && macs_move));
+    if (fields | gi_fields) {
         struct pl_action *a = add(ret, PL_RECONFIGURE, 0);
-        if (a) {
+        if (a && (fields & PL_F_NICS)) {
             *a = tmp;
             a->kind = PL_RECONFIGURE;
-            a->fields = fields;
         }
-        if (d->cloud_init || boot_waits) {
-            add(ret, PL_REOBSERVE, 0);
-            a = add(ret, PL_RECONFIGURE, 1);
-            if (a)
-                a->fields = (d->cloud_init ? PL_F_METADATA | gi_fields : 0) |
-                            (boot_waits ? PL_F_BOOT_OPTIONS : 0);
-        }
-    } else if (fields | gi_fields) {
-        struct pl_action *a = add(ret, PL_RECONFIGURE, 0);
         if (a)
-            a->fields = fields | gi_fields;
+            a->fields = fields | (later ? 0 : gi_fields);
+    }
+    if (later) {
+        struct pl_action *a;
+        add(ret, PL_REOBSERVE, 0);
+        a = add(ret, PL_RECONFIGURE, 1);
+        if (a)
+            a->fields = (d->cloud_init ? PL_F_METADATA | gi_fields : 0) |
+                        (boot_waits ? PL_F_BOOT_OPTIONS : 0);
     }
     if (after != PL_CREATE)
-        add_power(ret, after, PL_MODE_HARD, (fields & PL_F_NICS) && (d->cloud_init || boot_waits));
+        add_power(ret, after, PL_MODE_HARD, later);
     if ((d->power == API_POWER_ON || d->power == API_POWER_UNSET) && before == PL_CREATE &&
         restart_due(d, o))
-        add_restart(ret, d, (fields & PL_F_NICS) && (d->cloud_init || boot_waits));
+        add_restart(ret, d, later);
     return VMOP_OK;
 }
 
