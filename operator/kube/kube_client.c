@@ -1,5 +1,6 @@
 /* kube_client.c: the Kubernetes client transport: curl handle pool, TLS and auth setup, token
- * refresh, timeouts, cancellation and the retry policy (see kube_client.h).
+ * refresh, timeouts, cancellation, the retry policy and the client-side rate limit (see
+ * kube_client.h; the bucket arithmetic is kube_ratelimit.c).
  * Not here: URL building and the REST verbs (kube_ops.c), watch streams (kube_watch.c).
  */
 #include "kube_internal.h"
@@ -11,6 +12,7 @@
 
 #include <curl/curl.h>
 
+#include "kube_ratelimit.h"
 #include "kube_util.h"
 
 #define TOKEN_REREAD_MS 60000
@@ -34,7 +36,11 @@ struct kube_client {
     CURL **pool; /* guarded by pool_lock: idle handles */
     unsigned n_pool;
 
-    unsigned long n_requests, n_retries; /* atomic */
+    pthread_mutex_t rate_lock;
+    struct kube_bucket rate; /* guarded by rate_lock */
+
+    unsigned long n_requests, n_retries;     /* atomic */
+    unsigned long n_throttled, throttled_ms; /* atomic */
 };
 
 const struct kube_resource kube_res_namespaces = {"", "v1", "namespaces", 0};
@@ -88,6 +94,7 @@ void kube_client_free(struct kube_client *c)
     vmop_free_secret(c->token);
     free(c->user_agent);
     pthread_mutex_destroy(&c->token_lock);
+    pthread_mutex_destroy(&c->rate_lock);
     pthread_mutex_destroy(&c->pool_lock);
     free(c);
 }
@@ -102,8 +109,10 @@ vmop_rc kube_client_new(const struct kube_config *cfg, const struct kube_client_
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory creating the Kubernetes client");
     pthread_mutex_init(&c->token_lock, NULL);
     pthread_mutex_init(&c->pool_lock, NULL);
+    pthread_mutex_init(&c->rate_lock, NULL);
     if (opts)
         c->o = *opts;
+    kube_bucket_init(&c->rate, c->o.qps, c->o.burst, vmop_mono_ms());
     if (!c->o.timeout_ms)
         c->o.timeout_ms = 30000;
     if (!c->o.connect_timeout_ms)
@@ -159,6 +168,34 @@ unsigned long kube_client_requests(const struct kube_client *c)
 unsigned long kube_client_retries(const struct kube_client *c)
 {
     return __atomic_load_n(&c->n_retries, __ATOMIC_RELAXED);
+}
+
+unsigned long kube_client_throttled(const struct kube_client *c)
+{
+    return __atomic_load_n(&c->n_throttled, __ATOMIC_RELAXED);
+}
+
+unsigned long kube_client_throttled_ms(const struct kube_client *c)
+{
+    return __atomic_load_n(&c->throttled_ms, __ATOMIC_RELAXED);
+}
+
+/* Takes a rate-limit token for one attempt, sleeping (outside the lock, cancellable) until it is
+ * due. Returns non-zero when *cancel was set while waiting. */
+static int rate_wait(struct kube_client *c, const int *cancel)
+{
+    if (!(c->o.qps > 0))
+        return 0;
+    pthread_mutex_lock(&c->rate_lock);
+    int64_t start = vmop_mono_ms();
+    int64_t wait_ms = kube_bucket_take(&c->rate, start);
+    pthread_mutex_unlock(&c->rate_lock);
+    if (wait_ms <= 0)
+        return 0;
+    __atomic_add_fetch(&c->n_throttled, 1, __ATOMIC_RELAXED);
+    vmop_sleep_ms(wait_ms, cancel);
+    __atomic_add_fetch(&c->throttled_ms, (unsigned long)(vmop_mono_ms() - start), __ATOMIC_RELAXED);
+    return cancel && __atomic_load_n(cancel, __ATOMIC_ACQUIRE);
 }
 
 size_t kube_client_max_response(const struct kube_client *c)
@@ -408,6 +445,10 @@ vmop_rc kube_http(struct kube_client *c, const struct kube_http_req *req, struct
     }
     for (;;) {
         struct xfer x = {.body = ret_body, .sink = sink, .cancel = req->cancel};
+        if (rate_wait(c, req->cancel)) { /* every attempt; a watch's stream is one attempt */
+            rc = vmop_fail(err, VMOP_E_CANCELED, "%s %s canceled", req->method, req->path);
+            goto out;
+        }
         if (ret_body)
             vbuf_reset(ret_body);
         slist_free_secure(hdrs);

@@ -5,7 +5,8 @@
  * a 401), client certificates and CA from memory. Requests answered 429, 5xx or that could not
  * connect are retried with exponential backoff (Retry-After honoured, both bounded); POST is
  * retried only on 429/503 and connection failures, and other transport failures only for GET.
- * Every error body is parsed as a Status (kube_status.h gives the rc mapping).
+ * Every error body is parsed as a Status (kube_status.h gives the rc mapping). An optional
+ * client-side rate limit (opts.qps/burst, a token bucket: kube_ratelimit.h) paces the attempts.
  *
  * Threads: one kube_client may be used by any number of threads at once (each request takes its
  * own handle from the pool). Call kube_global_init() once in main() before starting threads.
@@ -48,6 +49,11 @@ struct kube_client_opts {
     size_t max_response;     /* body cap; 0: KUBE_DEFAULT_MAX_RESPONSE */
     const char *user_agent;  /* NULL: "vmop-kubeclient/0.1" */
     unsigned pool_size;      /* idle handles kept; 0: 8 */
+    /* Client-side rate limit (client-go's QPS/Burst): a token bucket of burst tokens refilled at
+     * qps a second; every attempt (retries too) takes one, waiting when none is left; a watch
+     * takes one for its initial request only. qps <= 0: unlimited. burst < 1: 1. */
+    double qps;
+    int burst;
 };
 
 struct kube_client;
@@ -63,6 +69,9 @@ const char *kube_client_namespace(const struct kube_client *c);
 /* Number of requests sent (every attempt counts) and retries, for tests and metrics. */
 unsigned long kube_client_requests(const struct kube_client *c);
 unsigned long kube_client_retries(const struct kube_client *c);
+/* Requests that waited for a rate-limit token, and the milliseconds they waited in all. */
+unsigned long kube_client_throttled(const struct kube_client *c);
+unsigned long kube_client_throttled_ms(const struct kube_client *c);
 
 /* An API resource. All strings borrowed (usually literals). group "" is the core API. */
 struct kube_resource {

@@ -25,10 +25,11 @@ struct kube_http_req {
     int no_retry;      /* watches */
 };
 
-/* Sends req (with retries, see kube_client.h). On VMOP_OK, *ret_status is the final HTTP status
- * and, without a sink, ret_body holds the body (capped by the client's max_response). Transport
- * failures, cancellation and caps are errors; HTTP error statuses are not (the caller parses the
- * Status). */
+/* Sends req (with retries, see kube_client.h); each attempt first takes a token of the client's
+ * rate limit (a watch: its one attempt; the stream that follows is not paced). On VMOP_OK,
+ * *ret_status is the final HTTP status and, without a sink, ret_body holds the body (capped by the
+ * client's max_response). Transport failures, cancellation and caps are errors; HTTP error statuses
+ * are not (the caller parses the Status). */
 vmop_rc kube_http(struct kube_client *c, const struct kube_http_req *req, struct kube_sink *sink,
                   long *ret_status, struct vbuf *ret_body, struct vmop_err *err);
 
