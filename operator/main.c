@@ -31,6 +31,16 @@ static void usage(FILE *out, const struct vmop_config *d)
             "  --lease-namespace NS     Lease namespace (default: --namespace)\n"
             "  --lease-name NAME        Lease name (default: %s)\n"
             "  --workers N              VirtualMachine reconcile workers (default: %u)\n"
+            "  --max-concurrent-creates N\n"
+            "                           VMs being created at once; a create past it waits,\n"
+            "                           re-queued, while the other workers go on (default: 0,\n"
+            "                           meaning %d%% of --workers, at least 1)\n"
+            "  --kube-qps N             Kubernetes API requests a second, retries included\n"
+            "                           (client-side token bucket; 0: unlimited; default: %g,\n"
+            "                           above controller-runtime's 20: vmop sends few requests\n"
+            "                           per VM and a 1,000-VM apply should not wait on them)\n"
+            "  --kube-burst N           requests sent at once before --kube-qps paces them\n"
+            "                           (default: %d; controller-runtime's: 30)\n"
             "  --health-addr HOST:PORT  /healthz /readyz /metrics; \"\" disables\n"
             "                           (default: %s)\n"
             "  --webhook-addr HOST:PORT the admission and conversion webhook server (HTTPS, on\n"
@@ -57,10 +67,10 @@ static void usage(FILE *out, const struct vmop_config *d)
             "                           vCenter connection each (default and most: %u)\n"
             "  --version                print the version and exit\n"
             "  -h, --help               print this help and exit\n",
-            KUBE_INCLUSTER_DIR, d->ns, d->lease_name, d->workers, d->health_addr,
-            d->webhook_cert_dir, d->service_account, d->trysoft_timeout_ms / 1000,
-            d->resync_ms / 1000, d->image_sync_ms / 1000, d->drain_ms / 1000,
-            d->image_cache_grace_s, d->feed_max_endpoints, d->feed_max_folders);
+            KUBE_INCLUSTER_DIR, d->ns, d->lease_name, d->workers, VMC_DEFAULT_CREATES_PCT,
+            d->kube_qps, d->kube_burst, d->health_addr, d->webhook_cert_dir, d->service_account,
+            d->trysoft_timeout_ms / 1000, d->resync_ms / 1000, d->image_sync_ms / 1000,
+            d->drain_ms / 1000, d->image_cache_grace_s, d->feed_max_endpoints, d->feed_max_folders);
 }
 
 /* Parses a non-negative decimal number of at most max; -1 when invalid. */
@@ -87,6 +97,9 @@ int main(int argc, char **argv)
         {"leader-election-namespace", required_argument, NULL, 'N'}, /* controller-runtime name */
         {"lease-name", required_argument, NULL, 'l'},
         {"workers", required_argument, NULL, 'w'},
+        {"max-concurrent-creates", required_argument, NULL, 'M'},
+        {"kube-qps", required_argument, NULL, 'Q'},
+        {"kube-burst", required_argument, NULL, 'B'},
         {"health-addr", required_argument, NULL, 'H'},
         {"webhook-addr", required_argument, NULL, 'W'},
         {"webhook-cert-dir", required_argument, NULL, 'C'},
@@ -135,6 +148,21 @@ int main(int argc, char **argv)
             if ((v = parse_num(optarg, 256)) < 1)
                 goto bad;
             cfg.workers = (unsigned)v;
+            break;
+        case 'M':
+            if ((v = parse_num(optarg, 256)) < 0)
+                goto bad;
+            cfg.max_creates = (unsigned)v;
+            break;
+        case 'Q':
+            if ((v = parse_num(optarg, 100000)) < 0)
+                goto bad;
+            cfg.kube_qps = (double)v;
+            break;
+        case 'B':
+            if ((v = parse_num(optarg, 100000)) < 1)
+                goto bad;
+            cfg.kube_burst = (int)v;
             break;
         case 'H':
             cfg.health_addr = optarg;

@@ -35,6 +35,11 @@ void vmop_config_defaults(struct vmop_config *cfg)
     cfg->ns = "vmop-system";
     cfg->lease_name = "vmop-leader";
     cfg->workers = 4;
+    cfg->max_creates = 0; /* VMC_DEFAULT_CREATES_PCT of the workers, at least 1 */
+    /* controller-runtime's are 20/30; vmop sends few requests per VM, and a 1,000-VM apply
+     * should not wait on its own client */
+    cfg->kube_qps = 100;
+    cfg->kube_burst = 200;
     cfg->health_addr = "127.0.0.1:8081";
     cfg->trysoft_timeout_ms = 120000;
     cfg->resync_ms = 600000;
@@ -163,6 +168,16 @@ static double read_kube_retries(void *ud)
     return (double)kube_client_retries(((struct proc *)ud)->kc);
 }
 
+static double read_kube_throttled(void *ud)
+{
+    return (double)kube_client_throttled(((struct proc *)ud)->kc);
+}
+
+static double read_kube_throttled_s(void *ud)
+{
+    return (double)kube_client_throttled_ms(((struct proc *)ud)->kc) / 1000.0;
+}
+
 static double read_peak_rss(void *ud)
 {
     (void)ud;
@@ -241,6 +256,13 @@ static const struct metrics_plain proc_plain[] = {
     {"vmop_kube_requests_total", "Kubernetes API requests sent (every attempt counts).",
      read_kube_requests},
     {"vmop_kube_retries_total", "Kubernetes API requests retried.", read_kube_retries},
+    {"vmop_kube_throttled_requests_total",
+     "Kubernetes API requests (attempts) that waited for the client-side rate limit "
+     "(--kube-qps, --kube-burst).",
+     read_kube_throttled},
+    {"vmop_kube_throttled_seconds_total",
+     "Seconds Kubernetes API requests spent waiting for the client-side rate limit.",
+     read_kube_throttled_s},
     {"vmop_process_peak_rss_bytes", "Peak resident set size in bytes (VmHWM).", read_peak_rss},
 };
 
@@ -382,6 +404,7 @@ static vmop_rc start_election(struct proc *p, const struct vmop_config *cfg,
         .on_stopped_leading = on_stopped,
         .cb_ud = p,
     };
+    /* no rate limit: renewals must not queue behind the workers' requests */
     struct kube_client_opts lko = {
         .timeout_ms = 1000, .connect_timeout_ms = 1000, .max_retries = KUBE_NO_RETRIES};
     make_identity(identity, identity_len);
@@ -434,7 +457,8 @@ int vmop_run(const struct vmop_config *cfg)
     struct kube_config *kcfg = NULL;
     struct kube_config_opts ko = {.kubeconfig = cfg->kubeconfig,
                                   .incluster_dir = cfg->incluster_dir};
-    struct kube_client_opts kco = {.user_agent = "vmop/0.1", .pool_size = 16};
+    struct kube_client_opts kco = {
+        .user_agent = "vmop/0.1", .pool_size = 16, .qps = cfg->kube_qps, .burst = cfg->kube_burst};
     struct kube_recorder_opts ro = {.component = "vmop"};
     /* each vCenter's change feed holds one pooled connection per watched namespace folder: room
      * for all of them plus the workers' (connections are opened only when needed) */
@@ -445,6 +469,7 @@ int vmop_run(const struct vmop_config *cfg)
                                .attachment = vmc_sync_attachment(&vso)};
     struct vmc_opts mo = {.system_ns = cfg->ns,
                           .workers = cfg->workers,
+                          .max_creates = cfg->max_creates,
                           .resync_ms = cfg->resync_ms,
                           .feed_max_endpoints = cfg->feed_max_endpoints,
                           .feed_max_folders = cfg->feed_max_folders,

@@ -17,6 +17,9 @@ struct vmop_config {
     const char *lease_ns;        /* default: ns */
     const char *lease_name;      /* default: vmop-leader */
     unsigned workers;            /* VM controller workers */
+    unsigned max_creates;        /* VMs created at once (vmc_opts.max_creates); 0: 80% of workers */
+    double kube_qps;             /* Kubernetes API client-side rate limit (kube_client_opts.qps) */
+    int kube_burst;              /* its bucket size (kube_client_opts.burst) */
     const char *health_addr;     /* "127.0.0.1:8081"; NULL or "" disables */
     long trysoft_timeout_ms;     /* Soft/TrySoft guest shutdown wait */
     long resync_ms;              /* periodic re-reconcile of every VM */
