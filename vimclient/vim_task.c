@@ -1,12 +1,13 @@
 /* vim_task.c: waiting for vSphere tasks, with a bound.
  *
- * Owns: the wait loop. It reads Task.info once; while the task is queued or running it reads it
- * again with a backoff (50 ms doubling to 1 s), never past the deadline. A finished task gives its
+ * Owns: the wait loop. It reads Task.info 25 ms after the start (no task ends sooner, and a read at
+ * once would nearly always be wasted); while the task is queued or running it reads it again with
+ * a backoff (50 ms doubling to 1 s), never past the deadline. A finished task gives its
  * result moref; a failed one VMOP_E_FAULT with the xsi:type of info.error.fault as err->fault and
  * localizedMessage plus the fault's own fields as the message. Polling is used instead of a
  * PropertyFilter so a wait holds no server-side object that could leak; tasks take seconds, so a
- * 1 s poll costs little. vcsim finishes every task inside the call that starts it, so there the
- * first read already sees the end.
+ * 1 s poll costs little. The simulator (govmomi v0.56) runs a task on its own after the call that
+ * starts it returns: a read at once sees it running, the read after 25 ms its end.
  * Not here: starting tasks (vim_vm.c), cancelling them (a task still running at the deadline is
  * VMOP_E_TIMEOUT and is left alone).
  */
@@ -18,6 +19,9 @@
 #include <string.h>
 #include <time.h>
 
+/* No task of vCenter's ends the moment it is created: the first read comes after POLL_START_MS
+ * (one read for a quick task instead of two), then every POLL_FIRST_MS doubling to POLL_MAX_MS. */
+#define POLL_START_MS 25L
 #define POLL_FIRST_MS 50L
 #define POLL_MAX_MS   1000L
 
@@ -76,6 +80,7 @@ vmop_rc vim_task_wait(struct vim_client *c, const struct vim_moref *task, long t
         timeout_ms = c->timeout_ms * 10;
     deadline = vmop_mono_ms() + timeout_ms;
 
+    sleep_ms(POLL_START_MS < timeout_ms ? POLL_START_MS : timeout_ms);
     for (;;) {
         struct vim_objects objs = {0};
         xmlNodePtr info;

@@ -20,8 +20,9 @@
 //
 // at concurrency C (C workers, as vmop's --workers), and for the delete phase PowerOffVM_Task and
 // Destroy_Task per VM. Each task is waited by reading Task.info (RetrievePropertiesEx on the session's
-// PropertyCollector) with a backoff of 50 ms doubling to 1 s, as vmop's vim_task_wait does: one call when
-// the task has ended by the first read (the simulator ends most tasks inside the call that starts them);
+// PropertyCollector) 25 ms after the start, then with a backoff of 50 ms doubling to 1 s, as vmop's
+// vim_task_wait does: one call when the task has ended by the first read (the simulator ends most tasks
+// within a few milliseconds);
 // -task-wait collector uses govmomi's task.Wait instead (a PropertyCollector per wait: Create, CreateFilter,
 // WaitForUpdatesEx, Destroy). Every SOAP request goes through a counting http.RoundTripper (per phase and
 // per method, the method read from the envelope's body).
@@ -205,6 +206,12 @@ func (e *env) waitTask(ctx context.Context, t *object.Task) (types.AnyType, erro
 			return nil, err
 		}
 		return info.Result, nil
+	}
+	// as vim_task_wait: the first read 25 ms after the start, then 50 ms doubling to 1 s
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("task %s: %w", t.Reference().Value, ctx.Err())
+	case <-time.After(25 * time.Millisecond):
 	}
 	backoff := 50 * time.Millisecond
 	for {
