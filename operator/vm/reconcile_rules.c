@@ -79,10 +79,12 @@ size_t rr_apply_events(const struct rr_apply_facts *f, struct rr_event *ret, siz
         add(&l, "Normal", "Adopted", 0,
             "virtual machine %s was created by an earlier vmop release: marked with %s", id,
             OWN_KEY_UID);
+    /* a create that powered the VM on says both in one event (one request fewer per VM) */
     if (f->created)
-        add(&l, "Normal", "Created", 0, "virtual machine %s created in vCenter", id);
+        add(&l, "Normal", "Created", 0, "virtual machine %s created in vCenter%s", id,
+            did(f, VM_STEP_POWER_ON) ? " and powered on" : "");
     drift(f, &l);
-    if (did(f, VM_STEP_POWER_ON))
+    if (did(f, VM_STEP_POWER_ON) && !f->created)
         add(&l, "Normal", "PoweredOn", 0, "virtual machine powered on");
     if (did(f, VM_STEP_POWER_OFF))
         add(&l, "Normal", "PowerOff", 0, "virtual machine powered off");
