@@ -20,6 +20,7 @@
 #include "api_vm.h"
 #include "image_lookup.h"
 #include "ippool.h"
+#include "pacing.h"
 #include "kube_queue.h"
 #include "kube_meta.h"
 #include "vmop_clock.h"
@@ -91,6 +92,7 @@ struct vmc {
     int feed_started, feed_stop, feed_dirty;
     struct feed_slot feeds[VMC_FEEDS_MAX];
     unsigned feed_passes; /* feeds_sync passes done (feed thread only) */
+    struct pacing pace;   /* own status writes, create slots (pacing.h) */
 };
 
 /* ---- keys and indexes ------------------------------------------------------------------------ */
@@ -286,6 +288,10 @@ static void h_update(void *ud, const struct kube_obj *old, const struct kube_obj
 {
     struct inf_slot *s = ud;
     pool_settle(s, o);
+    /* exactly the object vmop's own status patch made (pacing.h): nothing new to reconcile */
+    if (s->id == I_VM && old != o &&
+        pacing_take_own(&s->c->pace, kube_obj_key(o), kube_obj_rv(kube_obj_json(o))))
+        return;
     /* a VM's own status patch comes back as an update: requeue only on spec/metadata change
      * (generation, finalizers, annotations, deletion), or on resync (same object) */
     if (s->id == I_VM && old != o) {
@@ -312,6 +318,7 @@ static void h_delete(void *ud, const struct kube_obj *o)
     struct inf_slot *s = ud;
     if (s->id == I_VM) {
         prober_remove(s->c->prober, kube_obj_key(o)); /* gone from the API */
+        pacing_forget(&s->c->pace, kube_obj_key(o));
         ippool_release_vm(s->c->pool, kube_obj_key(o));
         /* its pool addresses are free again: VMs of the namespace may wait for one */
         if (has_pool_annotation(kube_obj_json(o)) && kube_obj_namespace(kube_obj_json(o)))
@@ -723,6 +730,7 @@ vmop_rc vmc_new(struct kube_client *kc, struct kube_recorder *rec, struct vcente
         c->o.feed_max_folders = VMC_FEED_FOLDERS;
     pthread_mutex_init(&c->feed_mu, NULL);
     pthread_cond_init(&c->feed_cv, NULL);
+    pacing_init(&c->pace, c->o.max_creates, c->o.workers, VMC_DEFAULT_CREATES_PCT);
     rc = kube_queue_new(&qo, &c->q, err);
     if (rc != VMOP_OK)
         goto fail;
@@ -864,6 +872,7 @@ void vmc_free(struct vmc *c)
     kube_queue_free(c->q);
     pthread_cond_destroy(&c->feed_cv);
     pthread_mutex_destroy(&c->feed_mu);
+    pacing_free(&c->pace);
     free(c);
 }
 
@@ -906,6 +915,16 @@ static double read_queue_delayed(void *ud)
     return (double)kube_queue_delayed_len(((struct vmc *)ud)->q);
 }
 
+static double read_create_slots(void *ud)
+{
+    return (double)pacing_max_creates(&((struct vmc *)ud)->pace);
+}
+
+static double read_creates_waited(void *ud)
+{
+    return (double)pacing_creates_waited(&((struct vmc *)ud)->pace);
+}
+
 static double read_cached(void *ud)
 {
     return (double)kube_informer_len(((struct vmc *)ud)->inf[I_VM].inf);
@@ -923,6 +942,11 @@ static const struct metrics_plain vmc_plain[] = {
     {"vmop_vm_queue_delayed", "VirtualMachine keys waiting for a backoff or requeue-after delay.",
      read_queue_delayed},
     {"vmop_vm_cached", "VirtualMachines in the informer cache.", read_cached},
+    {"vmop_vm_create_slots", "Creates in vCenter that may run at once (--max-concurrent-creates).",
+     read_create_slots},
+    {"vmop_vm_creates_waited_total",
+     "Reconciles of a VM to create that found every create slot busy (re-queued).",
+     read_creates_waited},
     {"vmop_vm_feed_enqueued_total", "VirtualMachine keys queued by the vCenter change feeds.",
      read_feed_enqueued},
     {"vmop_vm_drift_repaired_total",
@@ -1058,7 +1082,42 @@ static int has_finalizer(const cJSON *vm)
     return 0;
 }
 
-/* PUT the VM with the finalizer added (add=1) or removed. */
+/* The last-resized-vm-class annotation's value for class cls (its JSON object, name) into val:
+ * {"name":...,"uid":...,"generation":N}. */
+static void resized_class_value(const cJSON *cls, const char *name, char *val, size_t size)
+{
+    const cJSON *gen = api_jget(api_jget(cls, "metadata"), "generation");
+    const char *uid = kube_obj_uid(cls);
+    snprintf(val, size, "{\"name\":\"%s\",\"uid\":\"%s\",\"generation\":%lld}", name,
+             uid ? uid : "", cJSON_IsNumber(gen) ? (long long)gen->valuedouble : 0LL);
+}
+
+/* A VM not created yet gets the last-resized-vm-class annotation with its finalizer, in the same
+ * write (the class it will be created with, as VM Operator records it at create); a class not in
+ * the cache yet is recorded after the create (record_resized_class). 0 when out of memory. */
+static int add_resized_class(struct rctx *r, cJSON *md)
+{
+    const char *name = r->vm->class_name;
+    const cJSON *cls;
+    cJSON *ann;
+    char val[600];
+    if ((r->vm->status_unique_id && *r->vm->status_unique_id) ||
+        api_jstr(r->vm->annotations, VMC_LAST_RESIZED_ANNOT))
+        return 1;
+    cls = cache_get(r, I_CLASS, r->ns, name);
+    if (!cls)
+        return 1;
+    resized_class_value(cls, name, val, sizeof(val));
+    ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+    if (!cJSON_IsObject(ann)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(md, "annotations");
+        ann = cJSON_AddObjectToObject(md, "annotations");
+    }
+    return ann && cJSON_AddStringToObject(ann, VMC_LAST_RESIZED_ANNOT, val);
+}
+
+/* PUT the VM with the finalizer added (add=1; with the resized-class annotation of a VM not
+ * created yet) or removed. */
 static vmop_rc set_finalizer(struct rctx *r, int add, struct vmop_err *err)
 {
     cJSON *obj = NULL, *md, *fins, *it;
@@ -1073,7 +1132,8 @@ static vmop_rc set_finalizer(struct rctx *r, int add, struct vmop_err *err)
         if (!cJSON_IsArray(fins)) {
             fins = cJSON_AddArrayToObject(md, "finalizers");
         }
-        if (!fins || !cJSON_AddItemToArray(fins, cJSON_CreateString(VMC_FINALIZER))) {
+        if (!fins || !cJSON_AddItemToArray(fins, cJSON_CreateString(VMC_FINALIZER)) ||
+            !add_resized_class(r, md)) {
             cJSON_Delete(obj);
             return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
         }
@@ -1177,7 +1237,7 @@ static vmop_rc connect_vc(struct rctx *r, struct vmop_err *err)
 /* PATCH status when the new one differs. */
 static vmop_rc write_status(struct rctx *r, const struct st_input *in, struct vmop_err *err)
 {
-    cJSON *st = NULL, *patch = NULL;
+    cJSON *st = NULL, *patch = NULL, *got = NULL;
     int changed = 0;
     vmop_rc rc = st_build(in, time(NULL), &st, &changed, err);
     if (rc != VMOP_OK || !changed)
@@ -1186,14 +1246,16 @@ static vmop_rc write_status(struct rctx *r, const struct st_input *in, struct vm
     if (rc != VMOP_OK)
         goto out;
     rc = kube_patch_status(r->c->kc, &vmc_res_vms, r->ns, r->vm->name, KUBE_PATCH_MERGE, patch,
-                           NULL, NULL, err);
-    if (rc == VMOP_OK)
+                           NULL, &got, err);
+    if (rc == VMOP_OK) {
         __atomic_add_fetch(&r->c->status_patches, 1, __ATOMIC_RELAXED);
-    else if (rc == VMOP_E_NOT_FOUND)
+        pacing_note_own(&r->c->pace, r->key, kube_obj_rv(got));
+    } else if (rc == VMOP_E_NOT_FOUND)
         rc = VMOP_OK; /* deleted meanwhile */
 out:
     cJSON_Delete(st);
     cJSON_Delete(patch);
+    cJSON_Delete(got);
     return rc;
 }
 
@@ -1611,17 +1673,13 @@ static long long observed_generation(const struct api_vm *vm)
  * {"name":...,"uid":...,"generation":N}. Written only when it changes. */
 static vmop_rc record_resized_class(struct rctx *r, struct vmop_err *err)
 {
-    const cJSON *md = r->cls ? api_jget(r->cls->obj, "metadata") : NULL;
-    const cJSON *gen = api_jget(md, "generation");
     const char *old = api_jstr(r->vm->annotations, VMC_LAST_RESIZED_ANNOT);
     char val[600];
     cJSON *patch = NULL, *pm, *pa;
     vmop_rc rc;
     if (!r->cls || !r->cls->name)
         return VMOP_OK;
-    snprintf(val, sizeof(val), "{\"name\":\"%s\",\"uid\":\"%s\",\"generation\":%lld}", r->cls->name,
-             kube_obj_uid(r->cls->obj) ? kube_obj_uid(r->cls->obj) : "",
-             cJSON_IsNumber(gen) ? (long long)gen->valuedouble : 0LL);
+    resized_class_value(r->cls->obj, r->cls->name, val, sizeof(val));
     if (old && !strcmp(old, val))
         return VMOP_OK;
     patch = cJSON_CreateObject();
@@ -1839,9 +1897,19 @@ static vmop_rc step_apply(struct rctx *r, struct pass *p, int *stop, struct vmop
     struct vs_outcome *out = &p->out;
     struct st_input *si = &p->si;
     const char *marker;
+    int slot;
 
     *stop = 0;
+    /* a VM never created takes a create slot (pacing.h); none free: looked at again soon */
+    slot = !r->vm->status_unique_id || !*r->vm->status_unique_id;
+    if (slot && !pacing_create_begin(&r->c->pace)) {
+        *stop = 1;
+        r->requeue_ms = VMC_CREATE_WAIT_MS;
+        return VMOP_OK;
+    }
     p->arc = vs_apply(vmc_conn_sync(r->conn), &p->res.desired, r->vm->status_unique_id, out, err);
+    if (slot)
+        pacing_create_done(&r->c->pace);
     if (p->arc != VMOP_OK && out->conflict) {
         *stop = 1;
         p->write = 1;

@@ -1,0 +1,46 @@
+/* pacing.h: what keeps the VM controller's own load down (owner: pacing.c).
+ *
+ * Own writes. A status patch comes back from the API server's watch as an update event; one that
+ * only reflects vmop's own write needs no reconcile (the reconcile that wrote it had decided on
+ * everything it shows). pacing_note_own() records the resourceVersion a write returned;
+ * pacing_take_own() tells the update handler that an event is exactly that object and forgets it.
+ * Invariant: the informer delivers every resourceVersion in order, so a change by anyone else made
+ * before vmop's write has its own, earlier event and is queued by it; a later change has a
+ * different resourceVersion. At most one resourceVersion is kept per key (the newest write's).
+ *
+ * Create slots. At most `max` reconciles create a VM in vCenter at once (VM Operator's cap is
+ * 80% of its workers), so creates cannot take every worker from VMs that exist.
+ *
+ * Thread-safe (one mutex); no I/O.
+ */
+#ifndef VMOP_PACING_H
+#define VMOP_PACING_H
+
+#include <pthread.h>
+
+#include "vmop_err.h"
+#include "vmop_map.h"
+
+struct pacing {
+    pthread_mutex_t mu;
+    struct vmop_map own; /* key -> strdup'ed resourceVersion of the key's last own write */
+    unsigned creating, max_creates, creates_waited;
+};
+
+/* max_creates 0: pct percent of workers (at least 1). */
+void pacing_init(struct pacing *p, unsigned max_creates, unsigned workers, unsigned pct);
+void pacing_free(struct pacing *p);
+/* Records that this process's write of key produced rv. NULL/empty rv: forgets the key. */
+void pacing_note_own(struct pacing *p, const char *key, const char *rv);
+/* 1 when rv is the one recorded for key (the record is dropped then); 0 otherwise. */
+int pacing_take_own(struct pacing *p, const char *key, const char *rv);
+/* Drops key's record (the object is gone). */
+void pacing_forget(struct pacing *p, const char *key);
+/* Takes a create slot: 1 when taken (pacing_create_done() gives it back), 0 when all are busy. */
+int pacing_create_begin(struct pacing *p);
+void pacing_create_done(struct pacing *p);
+unsigned pacing_max_creates(const struct pacing *p);
+/* Creates that found every slot busy (they wait, re-queued). */
+unsigned long pacing_creates_waited(struct pacing *p);
+
+#endif
