@@ -42,7 +42,9 @@ void vmop_config_defaults(struct vmop_config *cfg)
     cfg->kube_burst = 200;
     cfg->health_addr = "127.0.0.1:8081";
     cfg->trysoft_timeout_ms = 120000;
-    cfg->resync_ms = 600000;
+    /* the change feeds carry every change in vCenter, and a VM no live feed covers is looked at
+     * again within 10 minutes anyway (reconcile_rules.c): the resync is only the backstop */
+    cfg->resync_ms = 3600000;
     cfg->image_sync_ms = 300000;
     cfg->drain_ms = 20000;
     cfg->feed_max_endpoints = VMC_FEEDS_MAX;

@@ -115,7 +115,11 @@ long rr_requeue_ms(const struct rr_requeue_facts *f, long wait_delay_ms, long wa
         return wait_max_ms;
     if (f->probe_pending)
         return wait_max_ms;
-    if (f->feed_live && !f->feed_holds_vm)
+    if (!f->feed_live)
+        /* no change feed tells (none for this vCenter, or it is down): look again now and then,
+         * whatever --resync-period says */
+        return f->unwatched_ms;
+    if (!f->feed_holds_vm)
         /* the feed has not seen this VM yet (just created, or outside the watched folders): a
          * VM destroyed before the feed's next round would never be reported, so look again */
         return f->created ? wait_delay_ms : f->unwatched_ms;

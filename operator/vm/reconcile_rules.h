@@ -66,8 +66,8 @@ struct rr_requeue_facts {
 };
 
 /* Milliseconds until the next look (0: none, events will tell). Waiting for an IP without a
- * live feed or for a probe: short; a VM the live feed does not hold yet: short when just
- * created, else unwatched_ms. */
+ * live feed or for a probe: short; no live feed otherwise: unwatched_ms; a VM the live feed does
+ * not hold yet: short when just created, else unwatched_ms. */
 long rr_requeue_ms(const struct rr_requeue_facts *f, long wait_delay_ms, long wait_max_ms);
 
 #endif

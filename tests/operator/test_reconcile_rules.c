@@ -181,8 +181,11 @@ START_TEST(requeue_rule)
     ck_assert_int_eq(rr_requeue_ms(&q, 3000, 10000), 0); /* the IP arrives as an event */
     q.feed_live = 0;
     ck_assert_int_eq(rr_requeue_ms(&q, 3000, 10000), 3000); /* no feed: poll for the IP */
-    q.network_disabled = 1;
-    ck_assert_int_eq(rr_requeue_ms(&q, 3000, 10000), 0);
+    q.has_ip = 1;
+    ck_assert_int_eq(rr_requeue_ms(&q, 3000, 10000), 40000); /* no feed: now and then */
+    q.has_ip = 0;
+    q.network_disabled = 1; /* no IP to wait for: looked at now and then */
+    ck_assert_int_eq(rr_requeue_ms(&q, 3000, 10000), 40000);
     q.network_disabled = 0;
     q.has_ip = 1;
     q.probe_pending = 1;
