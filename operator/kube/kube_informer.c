@@ -75,10 +75,12 @@ int kube_key_of(const cJSON *obj, char *buf, size_t buf_len)
     return n < 0 || (size_t)n >= buf_len ? -1 : 0;
 }
 
-/* Takes json (also on failure). */
+/* Takes json (also on failure). metadata.managedFields is dropped (kube_informer.h). */
 static struct kube_obj *obj_new(cJSON *json, const char *key)
 {
     struct kube_obj *o = calloc(1, sizeof(*o));
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(json, "metadata"),
+                                            "managedFields");
     if (!o || !(o->key = strdup(key))) {
         free(o);
         cJSON_Delete(json);

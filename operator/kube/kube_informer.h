@@ -9,7 +9,8 @@
  *
  * Objects (struct kube_obj) are immutable after insertion and refcounted: the cache holds one
  * reference, a lookup hands out another (kube_obj_unref() it). Replacing an object in the cache
- * never changes a reference someone else holds.
+ * never changes a reference someone else holds. They carry no metadata.managedFields (often half
+ * an object's size; nothing here reads them, and an update sent without them keeps the server's).
  *
  * Handlers are called from the informer's threads, one at a time (never concurrently, in event
  * order), without the cache lock held: they may read the cache. They get borrowed read-only views
