@@ -148,7 +148,10 @@ def test_resize(env):
     a["metadata"]["annotations"] = {RESIZE_ANNOT: ""}
     env.apply([a, vm_obj("f-rs-b", cls="e2e-rs", extra=off)])
     for n in ("f-rs-a", "f-rs-b"):
-        wait_for(lambda n=n: LAST_RESIZED in annotations(env, n), "%s %s" % (n, LAST_RESIZED))
+        # the annotation goes with the finalizer, before the VM exists: wait for both
+        wait_for(lambda n=n: LAST_RESIZED in annotations(env, n) and
+                 ((env.get("vm", n) or {}).get("status") or {}).get("uniqueID"),
+                 "%s %s and created" % (n, LAST_RESIZED))
         check(info(env, n)["numCPU"] == 2, "%s not sized from e2e-rs" % n)
     # an edit of the class: only the annotated VM follows
     env.kubectl("patch", "vmclass", "e2e-rs", "-n", NS, "--type=merge", "-p",
