@@ -71,7 +71,7 @@ var (
 	flagTemplate  = flag.String("template", "", "inventory path of the template VM (default: <datacenter>/vm/vmop-tiny-tmpl)")
 	flagFolder    = flag.String("folder", "bench-floor", "folder under the datacenter's VM folder (created when missing)")
 	flagPrefix    = flag.String("prefix", "floor-", "VM name prefix")
-	flagPhase     = flag.String("phase", "both", "create, delete (every VM in the folder) or both")
+	flagPhase     = flag.String("phase", "both", "create, delete (every VM in the folder), both, or latency (latency.go)")
 	flagIPWait    = flag.String("ip-wait", "poll", "feed (one WaitForUpdatesEx over a ContainerView of the folder) or poll (one RetrievePropertiesEx of every waiting VM per -ip-poll)")
 	flagIPPoll    = flag.Duration("ip-poll", 200*time.Millisecond, "the poll interval of -ip-wait poll")
 	flagTaskWait  = flag.String("task-wait", "poll", "poll (read Task.info with backoff, as vmop) or collector (govmomi task.Wait)")
@@ -829,9 +829,9 @@ func main() {
 		die("-n must be >= 0 and -c >= 1")
 	}
 	switch *flagPhase {
-	case "create", "delete", "both":
+	case "create", "delete", "both", "latency":
 	default:
-		die("-phase must be create, delete or both")
+		die("-phase must be create, delete, both or latency")
 	}
 	switch *flagIPWait {
 	case "feed", "poll":
@@ -900,6 +900,11 @@ func main() {
 		defer lcancel()
 		_ = session.NewManager(c).Logout(lctx)
 	}()
+
+	if *flagPhase == "latency" {
+		runLatency(root, e, dc)
+		return
+	}
 
 	out := map[string]any{"n": *flagN, "c": *flagC, "task_wait": *flagTaskWait, "ip_wait": *flagIPWait}
 	errs := 0
