@@ -4,11 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void drop_waiter(struct pacing *p, const char *key);
+
 void pacing_init(struct pacing *p, unsigned max_creates, unsigned workers, unsigned pct)
 {
     memset(p, 0, sizeof(*p));
     pthread_mutex_init(&p->mu, NULL);
     vmop_map_init(&p->own, free);
+    vmop_map_init(&p->waiting, NULL);
     if (!max_creates)
         max_creates = workers * pct / 100;
     p->max_creates = max_creates ? max_creates : 1;
@@ -19,6 +22,10 @@ void pacing_free(struct pacing *p)
     if (!p)
         return;
     vmop_map_clear(&p->own);
+    vmop_map_clear(&p->waiting);
+    for (size_t i = 0; i < p->n_wait; i++)
+        free(p->wait[i]);
+    free(p->wait);
     pthread_mutex_destroy(&p->mu);
 }
 
@@ -58,18 +65,61 @@ void pacing_forget(struct pacing *p, const char *key)
         return;
     pthread_mutex_lock(&p->mu);
     vmop_map_del(&p->own, key);
+    drop_waiter(p, key);
     pthread_mutex_unlock(&p->mu);
 }
 
-int pacing_create_begin(struct pacing *p)
+/* Appends key to the FIFO unless it waits already (mu held). 0 when out of memory. */
+static int enqueue_waiter(struct pacing *p, const char *key)
+{
+    char *copy;
+    if (vmop_map_has(&p->waiting, key))
+        return 1;
+    if (p->n_wait == p->cap_wait) {
+        size_t cap = p->cap_wait ? p->cap_wait * 2 : 64;
+        char **w = realloc(p->wait, cap * sizeof(*w));
+        if (!w)
+            return 0;
+        p->wait = w;
+        p->cap_wait = cap;
+    }
+    copy = strdup(key);
+    if (!copy || vmop_map_put(&p->waiting, key, NULL) != VMOP_OK) {
+        free(copy);
+        return 0;
+    }
+    p->wait[p->n_wait++] = copy;
+    return 1;
+}
+
+/* Removes key from the FIFO if it is there (mu held). */
+static void drop_waiter(struct pacing *p, const char *key)
+{
+    if (!vmop_map_del(&p->waiting, key))
+        return;
+    for (size_t i = 0; i < p->n_wait; i++)
+        if (!strcmp(p->wait[i], key)) {
+            free(p->wait[i]);
+            memmove(&p->wait[i], &p->wait[i + 1], (p->n_wait - i - 1) * sizeof(*p->wait));
+            p->n_wait--;
+            return;
+        }
+}
+
+int pacing_create_begin(struct pacing *p, const char *key, int *ret_untracked)
 {
     int ok;
+    *ret_untracked = 0;
     pthread_mutex_lock(&p->mu);
     ok = p->creating < p->max_creates;
-    if (ok)
+    if (ok) {
         p->creating++;
-    else
+        if (key)
+            drop_waiter(p, key);
+    } else {
         p->creates_waited++;
+        *ret_untracked = !key || !enqueue_waiter(p, key);
+    }
     pthread_mutex_unlock(&p->mu);
     return ok;
 }
@@ -80,6 +130,29 @@ void pacing_create_done(struct pacing *p)
     if (p->creating)
         p->creating--;
     pthread_mutex_unlock(&p->mu);
+}
+
+char *pacing_next_waiter(struct pacing *p)
+{
+    char *key = NULL;
+    pthread_mutex_lock(&p->mu);
+    if (p->n_wait && p->creating < p->max_creates) {
+        key = p->wait[0];
+        memmove(&p->wait[0], &p->wait[1], (p->n_wait - 1) * sizeof(*p->wait));
+        p->n_wait--;
+        vmop_map_del(&p->waiting, key);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return key;
+}
+
+size_t pacing_waiting(struct pacing *p)
+{
+    size_t n;
+    pthread_mutex_lock(&p->mu);
+    n = p->n_wait;
+    pthread_mutex_unlock(&p->mu);
+    return n;
 }
 
 unsigned pacing_max_creates(const struct pacing *p)

@@ -9,7 +9,12 @@
  * different resourceVersion. At most one resourceVersion is kept per key (the newest write's).
  *
  * Create slots. At most `max` reconciles create a VM in vCenter at once (VM Operator's cap is
- * 80% of its workers), so creates cannot take every worker from VMs that exist.
+ * 80% of its workers), so creates cannot take every worker from VMs that exist. A VM that finds
+ * every slot busy waits in a FIFO (each key once) instead of being re-queued on a timer;
+ * pacing_next_waiter(), called at the end of every reconcile, hands out the first waiter while a
+ * slot is free. Invariant: a waiter is handed out whenever a reconcile ends with a slot free, so
+ * slots are never free for long while keys wait (a waiter that no longer needs a slot ends its
+ * reconcile, which hands out the next one).
  *
  * Thread-safe (one mutex); no I/O.
  */
@@ -24,7 +29,11 @@
 struct pacing {
     pthread_mutex_t mu;
     struct vmop_map own; /* key -> strdup'ed resourceVersion of the key's last own write */
-    unsigned creating, max_creates, creates_waited;
+    unsigned creating, max_creates;
+    unsigned long creates_waited;
+    struct vmop_map waiting; /* keys in wait[] (values unused) */
+    char **wait;             /* FIFO of waiting keys (malloc'd), wait[0] first */
+    size_t n_wait, cap_wait;
 };
 
 /* max_creates 0: pct percent of workers (at least 1). */
@@ -34,11 +43,18 @@ void pacing_free(struct pacing *p);
 void pacing_note_own(struct pacing *p, const char *key, const char *rv);
 /* 1 when rv is the one recorded for key (the record is dropped then); 0 otherwise. */
 int pacing_take_own(struct pacing *p, const char *key, const char *rv);
-/* Drops key's record (the object is gone). */
+/* Drops key's record and its place in the FIFO (the object is gone). */
 void pacing_forget(struct pacing *p, const char *key);
-/* Takes a create slot: 1 when taken (pacing_create_done() gives it back), 0 when all are busy. */
-int pacing_create_begin(struct pacing *p);
+/* Takes a create slot for key: 1 when taken (pacing_create_done() gives it back), 0 when all are
+ * busy: key then waits (once) in the FIFO. Out of memory for the FIFO: 0, and key is not recorded
+ * (the caller then re-queues it on a timer: *ret_untracked = 1). */
+int pacing_create_begin(struct pacing *p, const char *key, int *ret_untracked);
 void pacing_create_done(struct pacing *p);
+/* The first waiting key (malloc'd: the caller queues and frees it) when a slot is free, else NULL.
+ */
+char *pacing_next_waiter(struct pacing *p);
+/* Keys waiting for a slot. */
+size_t pacing_waiting(struct pacing *p);
 unsigned pacing_max_creates(const struct pacing *p);
 /* Creates that found every slot busy (they wait, re-queued). */
 unsigned long pacing_creates_waited(struct pacing *p);

@@ -925,6 +925,11 @@ static double read_creates_waited(void *ud)
     return (double)pacing_creates_waited(&((struct vmc *)ud)->pace);
 }
 
+static double read_creates_waiting(void *ud)
+{
+    return (double)pacing_waiting(&((struct vmc *)ud)->pace);
+}
+
 static double read_cached(void *ud)
 {
     return (double)kube_informer_len(((struct vmc *)ud)->inf[I_VM].inf);
@@ -945,8 +950,9 @@ static const struct metrics_plain vmc_plain[] = {
     {"vmop_vm_create_slots", "Creates in vCenter that may run at once (--max-concurrent-creates).",
      read_create_slots},
     {"vmop_vm_creates_waited_total",
-     "Reconciles of a VM to create that found every create slot busy (re-queued).",
+     "Reconciles of a VM to create that found every create slot busy (it waits in line).",
      read_creates_waited},
+    {"vmop_vm_creates_waiting", "VMs waiting in line for a create slot.", read_creates_waiting},
     {"vmop_vm_feed_enqueued_total", "VirtualMachine keys queued by the vCenter change feeds.",
      read_feed_enqueued},
     {"vmop_vm_drift_repaired_total",
@@ -1897,14 +1903,14 @@ static vmop_rc step_apply(struct rctx *r, struct pass *p, int *stop, struct vmop
     struct vs_outcome *out = &p->out;
     struct st_input *si = &p->si;
     const char *marker;
-    int slot;
+    int slot, untracked;
 
     *stop = 0;
     /* a VM never created takes a create slot (pacing.h); none free: looked at again soon */
     slot = !r->vm->status_unique_id || !*r->vm->status_unique_id;
-    if (slot && !pacing_create_begin(&r->c->pace)) {
-        *stop = 1;
-        r->requeue_ms = VMC_CREATE_WAIT_MS;
+    if (slot && !pacing_create_begin(&r->c->pace, r->key, &untracked)) {
+        *stop = 1; /* it waits in line: pacing_next_waiter() queues it again */
+        r->requeue_ms = untracked ? VMC_CREATE_WAIT_MS : 0;
         return VMOP_OK;
     }
     p->arc = vs_apply(vmc_conn_sync(r->conn), &p->res.desired, r->vm->status_unique_id, out, err);
@@ -2087,6 +2093,7 @@ vmop_rc vmc_reconcile(struct vmc *c, const char *key, struct vmop_err *err)
 {
     struct rctx r;
     vmop_rc rc;
+    char *next;
     int64_t t0 = vmop_mono_ms();
     if (c->o.may_act && !c->o.may_act(c->o.may_act_ud)) {
         /* paused past the lease renewal: the elector either renews (and this runs again) or the
@@ -2113,6 +2120,11 @@ vmop_rc vmc_reconcile(struct vmc *c, const char *key, struct vmop_err *err)
         vlog_err(rc == VMOP_E_CONFLICT ? VLOG_DEBUG : VLOG_WARN, LOGGER, key, err,
                  "%s failed; retrying with backoff",
                  r.fail_step != VM_STEP_NONE ? vm_step_str(r.fail_step) : "reconcile");
+    }
+    next = pacing_next_waiter(&c->pace); /* a slot is free: the first VM waiting for one */
+    if (next) {
+        kube_queue_add(c->q, next);
+        free(next);
     }
     vc_conn_put(r.conn);
     api_class_free(r.cls);

@@ -31,7 +31,7 @@
 #define VMC_LAST_RESIZED_ANNOT "vmoperator.vmware.com/last-resized-vm-class"
 #define VMC_WAIT_DELAY_MS      3000  /* requeue while waiting for create / an IP */
 #define VMC_WAIT_MAX_MS        10000 /* the longest such requeue */
-#define VMC_CREATE_WAIT_MS     500   /* a create that found every slot busy (VM Operator: 10 s) */
+#define VMC_CREATE_WAIT_MS     1000  /* a busy create slot, when the wait line is out of memory */
 
 extern const struct kube_resource vmc_res_vms, vmc_res_classes, vmc_res_images, vmc_res_cimages,
     vmc_res_storageclasses, vmc_res_bindings, vmc_res_endpoints;

@@ -1,6 +1,8 @@
 /* test_pacing.c: the VM controller's own-write record and create slots (operator/vm/pacing.h). */
 #include <check.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "check_main.h"
 #include "pacing.h"
@@ -36,6 +38,7 @@ END_TEST
 START_TEST(create_slots_default_and_bound)
 {
     struct pacing p;
+    int u;
     /* VM Operator's rule: 80% of the workers */
     pacing_init(&p, 0, 20, 80);
     ck_assert_uint_eq(pacing_max_creates(&p), 16);
@@ -46,19 +49,66 @@ START_TEST(create_slots_default_and_bound)
 
     pacing_init(&p, 2, 8, 80); /* set explicitly */
     ck_assert_uint_eq(pacing_max_creates(&p), 2);
-    ck_assert_int_eq(pacing_create_begin(&p), 1);
-    ck_assert_int_eq(pacing_create_begin(&p), 1);
-    ck_assert_int_eq(pacing_create_begin(&p), 0); /* full */
+    ck_assert_int_eq(pacing_create_begin(&p, NULL, &u), 1);
+    ck_assert_int_eq(pacing_create_begin(&p, NULL, &u), 1);
+    ck_assert_int_eq(pacing_create_begin(&p, NULL, &u), 0); /* full */
     ck_assert_uint_eq(pacing_creates_waited(&p), 1);
     pacing_create_done(&p);
-    ck_assert_int_eq(pacing_create_begin(&p), 1); /* a slot came back */
+    ck_assert_int_eq(pacing_create_begin(&p, NULL, &u), 1); /* a slot came back */
     pacing_create_done(&p);
     pacing_create_done(&p);
     pacing_create_done(&p); /* one too many: stays at zero */
-    ck_assert_int_eq(pacing_create_begin(&p), 1);
-    ck_assert_int_eq(pacing_create_begin(&p), 1);
-    ck_assert_int_eq(pacing_create_begin(&p), 0);
+    ck_assert_int_eq(pacing_create_begin(&p, NULL, &u), 1);
+    ck_assert_int_eq(pacing_create_begin(&p, NULL, &u), 1);
+    ck_assert_int_eq(pacing_create_begin(&p, NULL, &u), 0);
     pacing_free(&p);
+}
+END_TEST
+
+/* Keys that find every slot busy wait in line, once each, and are handed out first come first
+ * served while a slot is free. */
+START_TEST(waiters_in_line)
+{
+    struct pacing p;
+    int u;
+    char *k;
+    pacing_init(&p, 1, 8, 80);
+    ck_assert_ptr_null(pacing_next_waiter(&p));               /* nobody waits */
+    ck_assert_int_eq(pacing_create_begin(&p, "ns/a", &u), 1); /* the one slot */
+    ck_assert_int_eq(pacing_create_begin(&p, "ns/b", &u), 0);
+    ck_assert_int_eq(u, 0); /* b waits in line: no timer needed */
+    ck_assert_int_eq(pacing_create_begin(&p, "ns/c", &u), 0);
+    ck_assert_int_eq(pacing_create_begin(&p, "ns/b", &u), 0); /* again: still once */
+    ck_assert_uint_eq(pacing_waiting(&p), 2);
+    ck_assert_ptr_null(pacing_next_waiter(&p)); /* no slot free */
+    pacing_create_done(&p);
+    k = pacing_next_waiter(&p);
+    ck_assert_str_eq(k, "ns/b"); /* first come */
+    free(k);
+    ck_assert_uint_eq(pacing_waiting(&p), 1);
+    /* b no longer needs a slot (deleted, say): its reconcile ends and the next one goes */
+    k = pacing_next_waiter(&p);
+    ck_assert_str_eq(k, "ns/c");
+    ck_assert_int_eq(pacing_create_begin(&p, k, &u), 1);
+    free(k);
+    ck_assert_int_eq(pacing_create_begin(&p, "ns/d", &u), 0);
+    pacing_forget(&p, "ns/d"); /* gone from the API: out of the line */
+    ck_assert_uint_eq(pacing_waiting(&p), 0);
+    /* many waiters: the line grows past its first allocation */
+    for (int i = 0; i < 200; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "ns/w%03d", i);
+        ck_assert_int_eq(pacing_create_begin(&p, key, &u), 0);
+    }
+    ck_assert_uint_eq(pacing_waiting(&p), 200);
+    pacing_create_done(&p);
+    k = pacing_next_waiter(&p);
+    ck_assert_str_eq(k, "ns/w000");
+    free(k);
+    /* a waiter that gets a slot on its own leaves the line */
+    ck_assert_int_eq(pacing_create_begin(&p, "ns/w005", &u), 1);
+    ck_assert_uint_eq(pacing_waiting(&p), 198);
+    pacing_free(&p); /* frees what still waits */
 }
 END_TEST
 
@@ -72,8 +122,9 @@ struct race {
 static void *racer(void *arg)
 {
     struct race *r = arg;
+    int u;
     for (int i = 0; i < 2000; i++) {
-        if (!pacing_create_begin(r->p))
+        if (!pacing_create_begin(r->p, NULL, &u))
             continue;
         pthread_mutex_lock(&r->mu);
         if (++r->held > r->most)
@@ -92,6 +143,7 @@ START_TEST(create_slots_under_threads)
     struct pacing p;
     struct race r = {&p, 0, 0, PTHREAD_MUTEX_INITIALIZER};
     pthread_t th[8];
+    int u;
     pacing_init(&p, 3, 8, 80);
     for (int i = 0; i < 8; i++)
         ck_assert_int_eq(pthread_create(&th[i], NULL, racer, &r), 0);
@@ -99,10 +151,10 @@ START_TEST(create_slots_under_threads)
         pthread_join(th[i], NULL);
     ck_assert_int_le(r.most, 3);
     ck_assert_int_ge(r.most, 1);
-    ck_assert_int_eq(pacing_create_begin(&p), 1); /* every slot was given back */
-    ck_assert_int_eq(pacing_create_begin(&p), 1);
-    ck_assert_int_eq(pacing_create_begin(&p), 1);
-    ck_assert_int_eq(pacing_create_begin(&p), 0);
+    ck_assert_int_eq(pacing_create_begin(&p, NULL, &u), 1); /* every slot was given back */
+    ck_assert_int_eq(pacing_create_begin(&p, NULL, &u), 1);
+    ck_assert_int_eq(pacing_create_begin(&p, NULL, &u), 1);
+    ck_assert_int_eq(pacing_create_begin(&p, NULL, &u), 0);
     pacing_free(&p);
 }
 END_TEST
@@ -113,6 +165,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, own_write_matches_once);
     tcase_add_test(tc, create_slots_default_and_bound);
+    tcase_add_test(tc, waiters_in_line);
     tcase_add_test(tc, create_slots_under_threads);
     suite_add_tcase(s, tc);
     return vmop_check_run(s);
