@@ -15,7 +15,9 @@
 #      does). BENCH_OOB_N samples (default 30). Goal 2 s.
 # Every wait is bounded; a sample that times out is counted and reported. Prints p50/p95/p99/max per figure
 # with the goal, writes the figures and every sample as JSON to BENCH_OUT (default /tmp/vmop-bench-latency.json).
-# Env: VMOP_BUILD_DIR (default build-dev), VMOP_WORKERS, BENCH_VMS, BENCH_OOB_N, BENCH_OUT, BENCH_KEEP=1.
+# Env: VMOP_BUILD_DIR (default build-dev), VMOP_WORKERS, BENCH_VMS, BENCH_OOB_N, BENCH_OUT, BENCH_KEEP=1,
+# BENCH_API_VERSION (the VirtualMachine version the PATCH and the watch use, default v1alpha5; the storage
+# version v1alpha6 needs no conversion webhook calls).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 export BENCH_N=${1:-${BENCH_N:-100}}
@@ -103,15 +105,16 @@ try:
     t = time.monotonic()
     p = subprocess.run([os.environ["BENCH_FLOOR_BIN"], "-phase", "latency", "-devenv", env.dir,
                         "-lat-kube-dir", kd, "-lat-vms", ",".join(names), "-lat-n", str(n),
-                        "-lat-oob-n", str(n_oob)], stdout=subprocess.PIPE, text=True,
-                       timeout=budget)
+                        "-lat-oob-n", str(n_oob),
+                        "-lat-api-version", os.environ.get("BENCH_API_VERSION", "v1alpha5")],
+                       stdout=subprocess.PIPE, text=True, timeout=budget)
     if p.returncode != 0 or not p.stdout.strip():
         raise AssertionError("benchfloor -phase latency failed (rc %d)" % p.returncode)
     res = json.loads(p.stdout.strip().splitlines()[-1])
     res["wall_s"] = round(time.monotonic() - t, 1)
     figs = res["figures_ms"]
-    print("latency (%d VMs, %d patch rounds, %d out-of-band samples; ms; %.0f s)"
-          % (n_vms, n, n_oob, res["wall_s"]), flush=True)
+    print("latency (%d VMs, %d patch rounds, %d out-of-band samples, API %s; ms; %.0f s)"
+          % (n_vms, n, n_oob, res["api_version"], res["wall_s"]), flush=True)
     print("%-58s %4s %7s %7s %7s %7s  %s" % ("figure", "n", "p50", "p95", "p99", "max", "goal"))
     for key, label, goal in GOALS:
         f = figs.get(key) or {"n": 0}

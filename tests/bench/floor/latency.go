@@ -42,6 +42,7 @@ import (
 var (
 	flagKubeDir   = flag.String("lat-kube-dir", "", "directory with server, ca.crt, client.crt, client.key (or token) of the API server")
 	flagLatNS     = flag.String("lat-ns", "default", "namespace of the VirtualMachines")
+	flagLatAPI    = flag.String("lat-api-version", "v1alpha5", "the vmoperator.vmware.com version the PATCH and the watch use")
 	flagLatVMs    = flag.String("lat-vms", "", "comma-separated VirtualMachine names (converged, PoweredOn)")
 	flagLatN      = flag.Int("lat-n", 100, "rounds of the patch figure (one PoweredOff and one PoweredOn each)")
 	flagLatOOBN   = flag.Int("lat-oob-n", 30, "samples of the out-of-band figure")
@@ -131,7 +132,7 @@ func (k *kube) call(ctx context.Context, method, p, ctype string, body []byte) (
 }
 
 func vmsPath(ns string) string {
-	return "/apis/vmoperator.vmware.com/v1alpha5/namespaces/" + ns + "/virtualmachines"
+	return "/apis/vmoperator.vmware.com/" + *flagLatAPI + "/namespaces/" + ns + "/virtualmachines"
 }
 
 type kvm struct {
@@ -810,7 +811,7 @@ func runLatency(root context.Context, e *env, dc string) {
 	callsPatch, _ := e.cnt.total("latency-patch")
 	callsOOB, _ := e.cnt.total("latency-oob")
 	out := map[string]any{
-		"vms": names, "patch_rounds": *flagLatN, "oob_samples": *flagLatOOBN,
+		"vms": names, "api_version": *flagLatAPI, "patch_rounds": *flagLatN, "oob_samples": *flagLatOOBN,
 		"patch_s": round(patchS.Seconds(), 1), "oob_s": round(oobS.Seconds(), 1),
 		"figures_ms": figs, "counts": r.counts, "power_state_drift_events": drift,
 		"samples_ms": r.series, "bench_soap_calls": map[string]int{"patch": callsPatch, "oob": callsOOB},
