@@ -94,19 +94,20 @@ static enum io_res conn_write(struct wh_conn *c, const char *p, size_t n, long l
     return IO_OK;
 }
 
-/* Sends a response (head + body). */
+/* Sends a response (head + body) in one write: a head and a body written apart leave the body's
+ * small segment waiting for the client's delayed ACK of the head (Nagle), 40 ms a request. */
 static enum io_res respond(struct wh_conn *c, int status, const char *ctype, const char *body,
                            size_t len, int keep_alive)
 {
-    struct vbuf head;
+    struct vbuf msg;
     enum io_res r;
     long long deadline = vmop_mono_ms() + c->s->write_ms;
-    vbuf_init(&head, 1024);
-    wh_http_head_add(&head, status, ctype, len, keep_alive);
-    r = vbuf_error(&head) ? IO_ERR : conn_write(c, head.data, head.len, deadline);
-    if (r == IO_OK && len)
-        r = conn_write(c, body, len, deadline);
-    vbuf_free(&head);
+    vbuf_init(&msg, 1024 + len);
+    wh_http_head_add(&msg, status, ctype, len, keep_alive);
+    if (len)
+        vbuf_add(&msg, body, len);
+    r = vbuf_error(&msg) ? IO_ERR : conn_write(c, msg.data, msg.len, deadline);
+    vbuf_free(&msg);
     return r;
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include "log.h"
@@ -142,7 +143,7 @@ static void *listener_main(void *arg)
     for (;;) {
         struct pollfd p[2] = {{.fd = s->lfd, .events = POLLIN},
                               {.fd = s->wake[0], .events = POLLIN}};
-        int fd;
+        int fd, one = 1;
         pthread_mutex_lock(&s->lock);
         while (!s->stopping && s->n_active >= s->max_conns)
             pthread_cond_wait(&s->cond, &s->lock);
@@ -166,6 +167,8 @@ static void *listener_main(void *arg)
                 usleep(100 * 1000); /* out of descriptors: let connections end */
             continue;
         }
+        /* answers are one write each: send them at once (no Nagle wait) */
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         start_conn(s, fd);
     }
     return NULL;
