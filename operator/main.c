@@ -86,6 +86,35 @@ static long parse_num(const char *s, long max)
     return v;
 }
 
+/* --workers, --max-concurrent-creates, --kube-qps, --kube-burst: -1 when the value is invalid. */
+static int concurrency_flag(int c, const char *arg, struct vmop_config *cfg)
+{
+    long v;
+    switch (c) {
+    case 'w':
+        if ((v = parse_num(arg, 256)) < 1)
+            return -1;
+        cfg->workers = (unsigned)v;
+        break;
+    case 'M':
+        if ((v = parse_num(arg, 256)) < 0)
+            return -1;
+        cfg->max_creates = (unsigned)v;
+        break;
+    case 'Q':
+        if ((v = parse_num(arg, 100000)) < 0)
+            return -1;
+        cfg->kube_qps = (double)v;
+        break;
+    case 'B':
+        if ((v = parse_num(arg, 100000)) < 1)
+            return -1;
+        cfg->kube_burst = (int)v;
+        break;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -145,24 +174,11 @@ int main(int argc, char **argv)
             cfg.lease_name = optarg;
             break;
         case 'w':
-            if ((v = parse_num(optarg, 256)) < 1)
-                goto bad;
-            cfg.workers = (unsigned)v;
-            break;
         case 'M':
-            if ((v = parse_num(optarg, 256)) < 0)
-                goto bad;
-            cfg.max_creates = (unsigned)v;
-            break;
         case 'Q':
-            if ((v = parse_num(optarg, 100000)) < 0)
-                goto bad;
-            cfg.kube_qps = (double)v;
-            break;
         case 'B':
-            if ((v = parse_num(optarg, 100000)) < 1)
+            if (concurrency_flag(c, optarg, &cfg) < 0)
                 goto bad;
-            cfg.kube_burst = (int)v;
             break;
         case 'H':
             cfg.health_addr = optarg;
