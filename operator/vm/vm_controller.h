@@ -45,7 +45,7 @@ struct vmc_opts {
      * workers); a create past it waits, re-queued, while the other workers go on with VMs that
      * exist. 0: VMC_DEFAULT_CREATES_PCT percent of the workers, at least 1. */
     unsigned max_creates;
-    long resync_ms;        /* periodic re-reconcile of every VM; 0: none */
+    long resync_ms; /* periodic re-reconcile of every VM; 0: none */
     /* Change feed limits (0: the most, VMC_FEEDS_MAX / VMC_FEED_FOLDERS): endpoints with a feed,
      * and VM folders each feed watches. Past them vmop logs, counts
      * (vmop_vm_feed_unwatched_endpoints / _folders) and relies on the periodic resync. */
@@ -60,8 +60,8 @@ struct vmc_opts {
 };
 
 #define VMC_DEFAULT_CREATES_PCT 80 /* max_creates 0: this share of the workers */
-#define VMC_FEEDS_MAX    64                    /* VCenterEndpoints with a change feed, at most */
-#define VMC_FEED_FOLDERS VCFEED_MAX_CONTAINERS /* VM folders one feed watches, at most */
+#define VMC_FEEDS_MAX           64 /* VCenterEndpoints with a change feed, at most */
+#define VMC_FEED_FOLDERS        VCFEED_MAX_CONTAINERS /* VM folders one feed watches, at most */
 
 struct vmc;
 
