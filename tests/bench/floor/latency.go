@@ -33,7 +33,6 @@ import (
 	"time"
 
 	"github.com/vmware/govmomi/object"
-	"github.com/vmware/govmomi/view"
 	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
@@ -239,24 +238,9 @@ func (w *world) waitFor(ctx context.Context, timeout time.Duration, pred func() 
 // ---- the vCenter watch: WaitForUpdatesEx over a ContainerView of the datacenter's VMs ----
 
 func (e *env) startVCWatch(ctx context.Context, w *world, dc types.ManagedObjectReference) (func(), error) {
-	cctx, ccancel := callCtx(ctx)
-	defer ccancel()
-	cv, err := view.NewManager(e.c).CreateContainerView(cctx, dc, []string{"VirtualMachine"}, true)
+	cv, pc, err := e.vmWatch(ctx, dc, true, []string{"runtime.powerState", "guest.ipAddress", "recentTask"})
 	if err != nil {
-		return nil, fmt.Errorf("CreateContainerView: %w", err)
-	}
-	pc, err := e.pc.Create(cctx)
-	if err != nil {
-		return nil, fmt.Errorf("CreatePropertyCollector: %w", err)
-	}
-	ts := &types.TraversalSpec{Type: "ContainerView", Path: "view"}
-	_, err = pc.CreateFilter(cctx, types.CreateFilter{Spec: types.PropertyFilterSpec{
-		ObjectSet: []types.ObjectSpec{{Obj: cv.Reference(), Skip: types.NewBool(true), SelectSet: []types.BaseSelectionSpec{ts}}},
-		PropSet: []types.PropertySpec{{Type: "VirtualMachine",
-			PathSet: []string{"runtime.powerState", "guest.ipAddress", "recentTask"}}},
-	}})
-	if err != nil {
-		return nil, fmt.Errorf("CreateFilter: %w", err)
+		return nil, err
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})

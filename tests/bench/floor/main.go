@@ -243,6 +243,32 @@ func (e *env) waitTask(ctx context.Context, t *object.Task) (types.AnyType, erro
 	}
 }
 
+// vmWatch makes what a WaitForUpdatesEx watch of VMs needs: a ContainerView of the VMs under root
+// (recursive: in sub-folders too), a PropertyCollector of its own, and a filter on paths over the
+// view. The caller destroys the collector and the view. The calls are bounded by callCtx.
+func (e *env) vmWatch(ctx context.Context, root types.ManagedObjectReference, recursive bool,
+	paths []string) (*view.ContainerView, *property.Collector, error) {
+	cctx, ccancel := callCtx(ctx)
+	defer ccancel()
+	cv, err := view.NewManager(e.c).CreateContainerView(cctx, root, []string{"VirtualMachine"}, recursive)
+	if err != nil {
+		return nil, nil, fmt.Errorf("CreateContainerView: %w", err)
+	}
+	pc, err := e.pc.Create(cctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("CreatePropertyCollector: %w", err)
+	}
+	ts := &types.TraversalSpec{Type: "ContainerView", Path: "view"}
+	_, err = pc.CreateFilter(cctx, types.CreateFilter{Spec: types.PropertyFilterSpec{
+		ObjectSet: []types.ObjectSpec{{Obj: cv.Reference(), Skip: types.NewBool(true), SelectSet: []types.BaseSelectionSpec{ts}}},
+		PropSet:   []types.PropertySpec{{Type: "VirtualMachine", PathSet: paths}},
+	}, PartialUpdates: false})
+	if err != nil {
+		return nil, nil, fmt.Errorf("CreateFilter: %w", err)
+	}
+	return cv, pc, nil
+}
+
 // ---- the guest IP feed: one ContainerView + PropertyCollector for the folder ----
 
 type ipFeed struct {
@@ -261,23 +287,9 @@ func startIPFeed(ctx context.Context, e *env, folder types.ManagedObjectReferenc
 	if *flagIPWait == "poll" {
 		return f.startPoll(ctx, e), nil
 	}
-	cctx, ccancel := callCtx(ctx)
-	defer ccancel()
-	cv, err := view.NewManager(e.c).CreateContainerView(cctx, folder, []string{"VirtualMachine"}, false)
+	cv, pc, err := e.vmWatch(ctx, folder, false, []string{"guest.ipAddress"})
 	if err != nil {
-		return nil, fmt.Errorf("CreateContainerView: %w", err)
-	}
-	pc, err := e.pc.Create(cctx)
-	if err != nil {
-		return nil, fmt.Errorf("CreatePropertyCollector: %w", err)
-	}
-	ts := &types.TraversalSpec{Type: "ContainerView", Path: "view"}
-	_, err = pc.CreateFilter(cctx, types.CreateFilter{Spec: types.PropertyFilterSpec{
-		ObjectSet: []types.ObjectSpec{{Obj: cv.Reference(), Skip: types.NewBool(true), SelectSet: []types.BaseSelectionSpec{ts}}},
-		PropSet:   []types.PropertySpec{{Type: "VirtualMachine", PathSet: []string{"guest.ipAddress"}}},
-	}, PartialUpdates: false})
-	if err != nil {
-		return nil, fmt.Errorf("CreateFilter: %w", err)
+		return nil, err
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	f.cancel = cancel
