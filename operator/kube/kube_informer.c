@@ -1,10 +1,16 @@
-/* kube_informer.c: list+watch into a refcounted, indexed cache with ordered handler dispatch.
- * Semantics in kube_informer.h.
+/* kube_informer.c: list+watch into an indexed cache of compact JSON texts, objects parsed per
+ * lookup, and ordered dispatch to every registered handler set. Semantics in kube_informer.h.
  *
  * Locks: store_lock (rwlock) guards the store and the indexes; dispatch_lock serialises "change the
- * store + call the handlers" between the watch thread and the resync thread, so handlers see
- * events in order and never concurrently; state_lock guards last_rv. Order: dispatch_lock, then
- * store_lock (never held while a handler runs), then state_lock.
+ * store + call the handlers" between the watch thread and the resync thread, so handlers (every
+ * set, in registration order) see events in order and never concurrently; state_lock guards
+ * last_rv. Order: dispatch_lock, then store_lock (never held while a handler runs, nor while a
+ * text is parsed), then state_lock. The store changes only with both dispatch_lock and store_lock
+ * held, so a dispatch_lock holder reads it without store_lock; lookups hold store_lock (read) only
+ * to take references on the immutable entries, and parse after dropping it.
+ *
+ * Ownership: the store owns one reference on each struct entry (text + rv); a lookup takes another
+ * for the time it parses. Each struct kube_obj owns its parsed tree and key copy.
  */
 #include "kube_informer.h"
 
@@ -16,10 +22,19 @@
 #include "kube_util.h"
 
 struct kube_obj {
-    int refs; /* atomic */
-    cJSON *json;
+    int refs;    /* atomic */
+    cJSON *json; /* parsed for this holder alone */
     char *key;
     const char *rv; /* into json, or "" */
+};
+
+/* One cached object: its compact JSON text (no managedFields) and resourceVersion in one block.
+ * Immutable and refcounted, so a lookup can take a reference under the store lock and parse after
+ * dropping it. */
+struct entry {
+    int refs;       /* atomic */
+    const char *rv; /* into text[], after the JSON's '\0' */
+    char text[];
 };
 
 const cJSON *kube_obj_json(const struct kube_obj *o)
@@ -53,11 +68,6 @@ void kube_obj_unref(struct kube_obj *o)
     }
 }
 
-static void obj_unref_v(void *o)
-{
-    kube_obj_unref(o);
-}
-
 void kube_objs_free(struct kube_obj **objs, size_t n)
 {
     for (size_t i = 0; objs && i < n; i++)
@@ -75,12 +85,16 @@ int kube_key_of(const cJSON *obj, char *buf, size_t buf_len)
     return n < 0 || (size_t)n >= buf_len ? -1 : 0;
 }
 
-/* Takes json (also on failure). metadata.managedFields is dropped (kube_informer.h). */
-static struct kube_obj *obj_new(cJSON *json, const char *key)
+static void drop_managed_fields(cJSON *json)
 {
-    struct kube_obj *o = calloc(1, sizeof(*o));
     cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(json, "metadata"),
                                             "managedFields");
+}
+
+/* Takes json (also on failure). */
+static struct kube_obj *obj_wrap(cJSON *json, const char *key)
+{
+    struct kube_obj *o = json ? calloc(1, sizeof(*o)) : NULL;
     if (!o || !(o->key = strdup(key))) {
         free(o);
         cJSON_Delete(json);
@@ -93,6 +107,59 @@ static struct kube_obj *obj_new(cJSON *json, const char *key)
     return o;
 }
 
+/* A fresh tree of a cached entry, or NULL (NOMEM). */
+static struct kube_obj *obj_parse(const struct entry *e, const char *key)
+{
+    return obj_wrap(cJSON_Parse(e->text), key);
+}
+
+/* The stand-in for an old state that could not be parsed (NOMEM): metadata.name/namespace only. */
+static struct kube_obj *obj_stub(const char *key)
+{
+    cJSON *j = cJSON_CreateObject(), *md = cJSON_AddObjectToObject(j, "metadata");
+    const char *slash = strchr(key, '/');
+    if (md && slash) {
+        char ns[512];
+        snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+        cJSON_AddStringToObject(md, "namespace", ns);
+    }
+    if (md)
+        cJSON_AddStringToObject(md, "name", slash ? slash + 1 : key);
+    return obj_wrap(j, key);
+}
+
+/* The compact text of json (managedFields already dropped), or NULL (NOMEM). */
+static struct entry *entry_new(const cJSON *json)
+{
+    char *text = cJSON_PrintUnformatted(json);
+    const char *rv = kube_obj_rv(json);
+    if (!text)
+        return NULL;
+    size_t tl = strlen(text), rl = rv ? strlen(rv) : 0;
+    struct entry *e = malloc(sizeof(*e) + tl + 1 + rl + 1);
+    if (e) {
+        e->refs = 1;
+        memcpy(e->text, text, tl + 1);
+        memcpy(e->text + tl + 1, rv ? rv : "", rl + 1);
+        e->rv = e->text + tl + 1;
+    }
+    free(text);
+    return e;
+}
+
+static struct entry *entry_ref(struct entry *e)
+{
+    __atomic_add_fetch(&e->refs, 1, __ATOMIC_RELAXED);
+    return e;
+}
+
+static void entry_unref(void *p)
+{
+    struct entry *e = p;
+    if (e && __atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        free(e);
+}
+
 struct index {
     char *name;
     kube_index_fn fn;
@@ -101,16 +168,19 @@ struct index {
 };
 
 struct kube_informer {
-    /* read-only after new / add_index */
+    /* read-only after new / add_index / add_handlers */
     struct kube_client *c;
     struct kube_informer_opts o; /* strings below are our copies */
     char *ns, *label_selector, *field_selector;
-    struct kube_informer_handlers h;
+    struct kube_informer_handlers *hs; /* dispatched in this order */
+    size_t n_hs;
     struct index idx[KUBE_INFORMER_MAX_INDEXES];
     size_t n_idx;
 
     pthread_rwlock_t store_lock;
-    struct vmop_map store; /* guarded by store_lock: key -> struct kube_obj * (one ref) */
+    /* key -> struct entry * (one ref). Changed only with dispatch_lock AND store_lock (write)
+     * held, so a dispatch_lock holder may read it without store_lock. */
+    struct vmop_map store;
 
     pthread_mutex_t dispatch_lock;
 
@@ -144,8 +214,6 @@ vmop_rc kube_informer_new(struct kube_client *c, const struct kube_informer_opts
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory creating an informer");
     inf->c = c;
     inf->o = *opts;
-    if (h)
-        inf->h = *h;
     if (inf->o.page_size <= 0)
         inf->o.page_size = 500;
     if (inf->o.backoff_min_ms <= 0)
@@ -161,13 +229,28 @@ vmop_rc kube_informer_new(struct kube_client *c, const struct kube_informer_opts
     pthread_rwlock_init(&inf->store_lock, NULL);
     pthread_mutex_init(&inf->dispatch_lock, NULL);
     pthread_mutex_init(&inf->state_lock, NULL);
-    vmop_map_init(&inf->store, obj_unref_v);
+    vmop_map_init(&inf->store, entry_unref);
     inf->backoff_ms = inf->o.backoff_min_ms;
-    if (bad) {
+    if (bad || (h && kube_informer_add_handlers(inf, h, NULL) != VMOP_OK)) {
         kube_informer_free(inf);
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory creating an informer");
     }
     *ret_inf = inf;
+    return VMOP_OK;
+}
+
+vmop_rc kube_informer_add_handlers(struct kube_informer *inf,
+                                   const struct kube_informer_handlers *h, struct vmop_err *err)
+{
+    if (!inf || !h)
+        return vmop_fail(err, VMOP_E_INVALID, "kube_informer_add_handlers: NULL argument");
+    if (inf->started)
+        return vmop_fail(err, VMOP_E_INVALID, "handlers must be added before the informer starts");
+    struct kube_informer_handlers *hs = realloc(inf->hs, (inf->n_hs + 1) * sizeof(*hs));
+    if (!hs)
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory adding handlers");
+    hs[inf->n_hs++] = *h;
+    inf->hs = hs;
     return VMOP_OK;
 }
 
@@ -178,9 +261,8 @@ vmop_rc kube_informer_add_index(struct kube_informer *inf, const char *name, kub
         return vmop_fail(err, VMOP_E_INVALID, "indexes must be added before the informer starts");
     if (inf->n_idx == KUBE_INFORMER_MAX_INDEXES)
         return vmop_fail(err, VMOP_E_TOOBIG, "more than %d indexes", KUBE_INFORMER_MAX_INDEXES);
-    for (size_t i = 0; i < inf->n_idx; i++)
-        if (!strcmp(inf->idx[i].name, name))
-            return vmop_fail(err, VMOP_E_EXISTS, "index '%s' already exists", name);
+    if (kube_informer_has_index(inf, name))
+        return vmop_fail(err, VMOP_E_EXISTS, "index '%s' already exists", name);
     struct index *x = &inf->idx[inf->n_idx];
     if (!(x->name = strdup(name)))
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory adding an index");
@@ -189,6 +271,38 @@ vmop_rc kube_informer_add_index(struct kube_informer *inf, const char *name, kub
     vmop_map_init(&x->values, set_free_v);
     inf->n_idx++;
     return VMOP_OK;
+}
+
+int kube_informer_has_index(struct kube_informer *inf, const char *name)
+{
+    for (size_t i = 0; i < inf->n_idx; i++)
+        if (!strcmp(inf->idx[i].name, name))
+            return 1;
+    return 0;
+}
+
+/* ---- handler dispatch (dispatch_lock held, store_lock not) ---- */
+
+static void dispatch_add(struct kube_informer *inf, const struct kube_obj *o)
+{
+    for (size_t i = 0; i < inf->n_hs; i++)
+        if (inf->hs[i].on_add)
+            inf->hs[i].on_add(inf->hs[i].ud, o);
+}
+
+static void dispatch_update(struct kube_informer *inf, const struct kube_obj *old,
+                            const struct kube_obj *o)
+{
+    for (size_t i = 0; i < inf->n_hs; i++)
+        if (inf->hs[i].on_update)
+            inf->hs[i].on_update(inf->hs[i].ud, old, o);
+}
+
+static void dispatch_delete(struct kube_informer *inf, const struct kube_obj *o)
+{
+    for (size_t i = 0; i < inf->n_hs; i++)
+        if (inf->hs[i].on_delete)
+            inf->hs[i].on_delete(inf->hs[i].ud, o);
 }
 
 /* ---- store + indexes (store_lock held for writing) ---- */
@@ -208,68 +322,107 @@ static void emit_cb(void *ctx, const char *value)
     }
 }
 
-static void index_update_locked(struct kube_informer *inf, const struct kube_obj *o, int add)
+static void set_add_locked(struct index *x, const char *value, const char *key)
+{
+    struct vmop_map *set = vmop_map_get(&x->values, value);
+    if (!set) {
+        set = calloc(1, sizeof(*set));
+        if (!set)
+            return; /* NOMEM: the index misses it */
+        vmop_map_init(set, NULL);
+        if (vmop_map_put(&x->values, value, set) != VMOP_OK) {
+            free(set);
+            return;
+        }
+    }
+    (void)vmop_map_put(set, key, NULL); /* NOMEM: the index misses it */
+}
+
+static void set_del_locked(struct index *x, const char *value, const char *key)
+{
+    struct vmop_map *set = vmop_map_get(&x->values, value);
+    if (set) {
+        vmop_map_del(set, key);
+        if (!set->len)
+            vmop_map_del(&x->values, value);
+    }
+}
+
+/* Adds (add) or removes key under the index values of json (the parsed object stored at key). */
+static void index_update_locked(struct kube_informer *inf, const cJSON *json, const char *key,
+                                int add)
 {
     for (size_t i = 0; i < inf->n_idx; i++) {
         struct index *x = &inf->idx[i];
         struct emit_ctx e = {.n = 0};
-        x->fn(o->json, x->ud, emit_cb, &e);
+        x->fn(json, x->ud, emit_cb, &e);
         for (size_t k = 0; k < e.n; k++) {
-            struct vmop_map *set = vmop_map_get(&x->values, e.vals[k]);
-            if (add) {
-                if (!set) {
-                    set = calloc(1, sizeof(*set));
-                    if (set) {
-                        vmop_map_init(set, NULL);
-                        if (vmop_map_put(&x->values, e.vals[k], set) != VMOP_OK) {
-                            free(set);
-                            set = NULL;
-                        }
-                    }
-                }
-                if (set)
-                    (void)vmop_map_put(set, o->key, NULL); /* NOMEM: index misses it */
-            } else if (set) {
-                vmop_map_del(set, o->key);
-                if (!set->len)
-                    vmop_map_del(&x->values, e.vals[k]);
-            }
+            if (add)
+                set_add_locked(x, e.vals[k], key);
+            else
+                set_del_locked(x, e.vals[k], key);
             free(e.vals[k]);
         }
     }
 }
 
-/* Puts nobj (takes its ref); returns the replaced object (its store ref handed to the caller),
- * or NULL. On NOMEM the store is unchanged and nobj is released. */
-static struct kube_obj *store_put(struct kube_informer *inf, struct kube_obj *nobj, int *ret_failed)
+/* Removes key from every index, when its stored values cannot be recomputed (the old text could
+ * not be parsed: NOMEM). O(index values). */
+static void index_purge_locked(struct kube_informer *inf, const char *key)
 {
-    pthread_rwlock_wrlock(&inf->store_lock);
-    struct kube_obj *old = vmop_map_get(&inf->store, nobj->key);
-    *ret_failed = 0;
-    if (old) {
-        index_update_locked(inf, old, 0);
-        kube_obj_ref(old); /* survives the replacement for the caller */
+    for (size_t i = 0; i < inf->n_idx; i++) {
+        struct vmop_map *vals = &inf->idx[i].values;
+        struct vmop_map_iter it;
+        for (struct vmop_map_entry *e = vmop_map_first(vals, &it); e; e = vmop_map_next(vals, &it))
+            vmop_map_del(e->val, key); /* an emptied set stays, harmless, until reused */
     }
-    if (vmop_map_put(&inf->store, nobj->key, nobj) != VMOP_OK) {
-        if (old)
-            index_update_locked(inf, old, 1);
-        kube_obj_unref(old);
-        kube_obj_unref(nobj);
-        *ret_failed = 1;
-        old = NULL;
-    } else {
-        index_update_locked(inf, nobj, 1);
-    }
-    pthread_rwlock_unlock(&inf->store_lock);
-    return old;
 }
 
+/* The state cached at key, parsed (a stub if it cannot be: kube_informer.h), or NULL when key is
+ * not cached. dispatch_lock held. */
+static struct kube_obj *cached_old(struct kube_informer *inf, const char *key, int *ret_parsed)
+{
+    struct entry *cur = vmop_map_get(&inf->store, key);
+    struct kube_obj *old = cur ? obj_parse(cur, key) : NULL;
+    *ret_parsed = old != NULL;
+    return cur && !old ? obj_stub(key) : old;
+}
+
+/* Stores ne (takes its ref) at key, reindexing from old (the parsed state it replaces, or NULL)
+ * to json. -1 (ne released, store unchanged) on NOMEM. dispatch_lock held. */
+static int store_put(struct kube_informer *inf, const char *key, struct entry *ne,
+                     const cJSON *json, const struct kube_obj *old, int old_parsed)
+{
+    int replace = vmop_map_has(&inf->store, key);
+    pthread_rwlock_wrlock(&inf->store_lock);
+    if (vmop_map_put(&inf->store, key, ne) != VMOP_OK) { /* only an insert can fail */
+        pthread_rwlock_unlock(&inf->store_lock);
+        entry_unref(ne);
+        return -1;
+    }
+    if (replace && old_parsed)
+        index_update_locked(inf, kube_obj_json(old), key, 0);
+    else if (replace)
+        index_purge_locked(inf, key);
+    index_update_locked(inf, json, key, 1);
+    pthread_rwlock_unlock(&inf->store_lock);
+    return 0;
+}
+
+/* Removes key; returns its last cached state, parsed (or a stub), or NULL when it was not cached.
+ * dispatch_lock held. */
 static struct kube_obj *store_del(struct kube_informer *inf, const char *key)
 {
+    int parsed;
+    struct kube_obj *old = cached_old(inf, key, &parsed);
+    if (!vmop_map_has(&inf->store, key))
+        return NULL;
     pthread_rwlock_wrlock(&inf->store_lock);
-    struct kube_obj *old = vmop_map_take(&inf->store, key);
-    if (old)
-        index_update_locked(inf, old, 0);
+    if (parsed)
+        index_update_locked(inf, kube_obj_json(old), key, 0);
+    else
+        index_purge_locked(inf, key);
+    vmop_map_del(&inf->store, key);
     pthread_rwlock_unlock(&inf->store_lock);
     return old;
 }
@@ -283,20 +436,31 @@ static void set_last_rv(struct kube_informer *inf, const char *rv)
     pthread_mutex_unlock(&inf->state_lock);
 }
 
+/* The resourceVersion cached at key, or NULL. dispatch_lock held. */
+static const char *cached_rv(struct kube_informer *inf, const char *key)
+{
+    const struct entry *cur = vmop_map_get(&inf->store, key);
+    return cur ? cur->rv : NULL;
+}
+
 /* Upserts json (taken) and dispatches add/update. dispatch_lock held. */
 static void upsert_dispatch(struct kube_informer *inf, cJSON *json, const char *key)
 {
-    struct kube_obj *nobj = obj_new(json, key);
-    if (!nobj)
+    drop_managed_fields(json);
+    struct entry *ne = entry_new(json);
+    struct kube_obj *nobj = obj_wrap(json, key); /* the handlers' view of the new state */
+    int parsed = 0;
+    if (!ne || !nobj) {
+        entry_unref(ne);
+        kube_obj_unref(nobj);
         return;
-    int failed;
-    kube_obj_ref(nobj); /* ours, for the handler call */
-    struct kube_obj *old = store_put(inf, nobj, &failed);
-    if (!failed) {
-        if (old && inf->h.on_update)
-            inf->h.on_update(inf->h.ud, old, nobj);
-        else if (!old && inf->h.on_add)
-            inf->h.on_add(inf->h.ud, nobj);
+    }
+    struct kube_obj *old = cached_old(inf, key, &parsed);
+    if (store_put(inf, key, ne, kube_obj_json(nobj), old, parsed) == 0) {
+        if (old)
+            dispatch_update(inf, old, nobj);
+        else
+            dispatch_add(inf, nobj);
     }
     kube_obj_unref(old);
     kube_obj_unref(nobj);
@@ -324,21 +488,19 @@ static int on_event(void *ud, enum kube_event_type type, cJSON *obj)
         struct kube_obj *old = store_del(inf, key);
         set_last_rv(inf, rv);
         if (old) {
-            struct kube_obj *last = obj_new(obj, key); /* the final state from the event */
-            if (inf->h.on_delete)
-                inf->h.on_delete(inf->h.ud, last ? last : old);
+            drop_managed_fields(obj);
+            struct kube_obj *last = obj_wrap(obj, key); /* the final state from the event */
+            dispatch_delete(inf, last ? last : old);
             kube_obj_unref(last);
             kube_obj_unref(old);
         } else {
             cJSON_Delete(obj);
         }
     } else {
-        pthread_rwlock_rdlock(&inf->store_lock);
-        struct kube_obj *cur = vmop_map_get(&inf->store, key);
-        int cmp = cur ? kube_rv_cmp(rv, cur->rv) : 1;
-        pthread_rwlock_unlock(&inf->store_lock);
+        const char *cur_rv = cached_rv(inf, key);
+        int cmp = cur_rv ? kube_rv_cmp(rv, cur_rv) : 1;
         set_last_rv(inf, rv);
-        if (cur && (cmp == 0 || cmp == -1))
+        if (cur_rv && (cmp == 0 || cmp == -1))
             cJSON_Delete(obj); /* already seen (replayed after a reconnect) */
         else
             upsert_dispatch(inf, obj, key);
@@ -376,11 +538,8 @@ static vmop_rc relist(struct kube_informer *inf, struct vmop_err *err)
             rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory relisting");
             goto out;
         }
-        pthread_rwlock_rdlock(&inf->store_lock);
-        struct kube_obj *cur = vmop_map_get(&inf->store, key);
-        int same = cur && kube_rv_cmp(kube_obj_rv(it), cur->rv) == 0;
-        pthread_rwlock_unlock(&inf->store_lock);
-        if (same)
+        const char *cur_rv = cached_rv(inf, key);
+        if (cur_rv && kube_rv_cmp(kube_obj_rv(it), cur_rv) == 0)
             cJSON_Delete(it);
         else
             upsert_dispatch(inf, it, key);
@@ -399,8 +558,8 @@ static vmop_rc relist(struct kube_informer *inf, struct vmop_err *err)
     pthread_rwlock_unlock(&inf->store_lock);
     for (size_t i = 0; i < n_gone; i++) {
         struct kube_obj *old = store_del(inf, gone[i]);
-        if (old && inf->h.on_delete)
-            inf->h.on_delete(inf->h.ud, old);
+        if (old)
+            dispatch_delete(inf, old);
         kube_obj_unref(old);
         free(gone[i]);
     }
@@ -477,14 +636,17 @@ static void *resync_main(void *arg)
         vmop_sleep_ms(inf->o.resync_ms, &inf->stop);
         if (__atomic_load_n(&inf->stop, __ATOMIC_ACQUIRE))
             break;
-        if (!kube_informer_has_synced(inf) || !inf->h.on_update)
+        int any = 0;
+        for (size_t i = 0; i < inf->n_hs; i++)
+            any |= inf->hs[i].on_update != NULL;
+        if (!kube_informer_has_synced(inf) || !any)
             continue;
         struct kube_obj **objs = NULL;
         size_t n = 0;
         pthread_mutex_lock(&inf->dispatch_lock);
         if (kube_informer_list(inf, &objs, &n, NULL) == VMOP_OK) {
             for (size_t i = 0; i < n; i++)
-                inf->h.on_update(inf->h.ud, objs[i], objs[i]);
+                dispatch_update(inf, objs[i], objs[i]); /* one tree: old == new */
             kube_objs_free(objs, n);
         }
         pthread_mutex_unlock(&inf->dispatch_lock);
@@ -536,6 +698,7 @@ void kube_informer_free(struct kube_informer *inf)
     pthread_rwlock_destroy(&inf->store_lock);
     pthread_mutex_destroy(&inf->dispatch_lock);
     pthread_mutex_destroy(&inf->state_lock);
+    free(inf->hs);
     free(inf->ns);
     free(inf->label_selector);
     free(inf->field_selector);
@@ -558,64 +721,113 @@ vmop_rc kube_informer_wait_synced(struct kube_informer *inf, long timeout_ms)
     return VMOP_OK;
 }
 
+/* Parses the n entries (taking their refs, and the keys) into *ret_objs; NOMEM fails the lot. */
+static vmop_rc parse_all(struct entry **es, char **keys, size_t n, struct kube_obj ***ret_objs,
+                         size_t *ret_n, struct vmop_err *err)
+{
+    struct kube_obj **arr = calloc(n + 1, sizeof(*arr));
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (arr && !(arr[k] = obj_parse(es[i], keys[i]))) {
+            kube_objs_free(arr, k);
+            arr = NULL;
+        }
+        k += arr != NULL;
+        entry_unref(es[i]);
+        free(keys[i]);
+    }
+    free(es);
+    free(keys);
+    if (!arr)
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory reading the cache");
+    *ret_objs = arr;
+    *ret_n = k;
+    return VMOP_OK;
+}
+
+/* Collects (ref + key copy) the store entries at the keys of set, or every entry (set NULL).
+ * store_lock held for reading. */
+static vmop_rc collect_locked(struct kube_informer *inf, const struct vmop_map *set,
+                              struct entry ***ret_es, char ***ret_keys, size_t *ret_n)
+{
+    const struct vmop_map *m = set ? set : &inf->store;
+    struct entry **es = calloc(m->len + 1, sizeof(*es));
+    char **keys = calloc(m->len + 1, sizeof(*keys));
+    size_t n = 0;
+    int nomem = !es || !keys;
+    struct vmop_map_iter it;
+    for (struct vmop_map_entry *e = nomem ? NULL : vmop_map_first(m, &it); e;
+         e = vmop_map_next(m, &it)) {
+        struct entry *se = set ? vmop_map_get(&inf->store, e->key) : e->val;
+        if (!se)
+            continue;
+        if ((nomem = !(keys[n] = strdup(e->key))))
+            break;
+        es[n++] = entry_ref(se);
+    }
+    if (nomem) {
+        for (size_t i = 0; i < n; i++) {
+            entry_unref(es[i]);
+            free(keys[i]);
+        }
+        free(es);
+        free(keys);
+        return VMOP_E_NOMEM;
+    }
+    *ret_es = es;
+    *ret_keys = keys;
+    *ret_n = n;
+    return VMOP_OK;
+}
+
 struct kube_obj *kube_informer_get(struct kube_informer *inf, const char *key)
 {
     pthread_rwlock_rdlock(&inf->store_lock);
-    struct kube_obj *o = vmop_map_get(&inf->store, key);
-    if (o)
-        kube_obj_ref(o);
+    struct entry *e = vmop_map_get(&inf->store, key);
+    if (e)
+        entry_ref(e);
     pthread_rwlock_unlock(&inf->store_lock);
+    if (!e)
+        return NULL;
+    struct kube_obj *o = obj_parse(e, key); /* outside the lock: O(size) */
+    entry_unref(e);
     return o;
 }
 
 vmop_rc kube_informer_list(struct kube_informer *inf, struct kube_obj ***ret_objs, size_t *ret_n,
                            struct vmop_err *err)
 {
-    pthread_rwlock_rdlock(&inf->store_lock);
+    struct entry **es = NULL;
+    char **keys = NULL;
     size_t n = 0;
-    struct kube_obj **arr = calloc(inf->store.len + 1, sizeof(*arr));
-    if (!arr) {
-        pthread_rwlock_unlock(&inf->store_lock);
-        return vmop_fail(err, VMOP_E_NOMEM, "out of memory listing the cache");
-    }
-    struct vmop_map_iter it;
-    for (struct vmop_map_entry *e = vmop_map_first(&inf->store, &it); e;
-         e = vmop_map_next(&inf->store, &it))
-        arr[n++] = kube_obj_ref(e->val);
+    pthread_rwlock_rdlock(&inf->store_lock);
+    vmop_rc rc = collect_locked(inf, NULL, &es, &keys, &n);
     pthread_rwlock_unlock(&inf->store_lock);
-    *ret_objs = arr;
-    *ret_n = n;
-    return VMOP_OK;
+    if (rc != VMOP_OK)
+        return vmop_fail(err, rc, "out of memory listing the cache");
+    return parse_all(es, keys, n, ret_objs, ret_n, err);
 }
 
 vmop_rc kube_informer_by_index(struct kube_informer *inf, const char *index, const char *value,
                                struct kube_obj ***ret_objs, size_t *ret_n, struct vmop_err *err)
 {
     struct index *x = NULL;
+    struct entry **es = NULL;
+    char **keys = NULL;
+    size_t n = 0;
     for (size_t i = 0; i < inf->n_idx; i++)
         if (!strcmp(inf->idx[i].name, index))
             x = &inf->idx[i];
     if (!x)
         return vmop_fail(err, VMOP_E_NOT_FOUND, "no index '%s'", index);
     pthread_rwlock_rdlock(&inf->store_lock);
-    struct vmop_map *set = vmop_map_get(&x->values, value);
-    size_t n = 0, cap = set ? set->len : 0;
-    struct kube_obj **arr = calloc(cap + 1, sizeof(*arr));
-    if (!arr) {
-        pthread_rwlock_unlock(&inf->store_lock);
-        return vmop_fail(err, VMOP_E_NOMEM, "out of memory reading an index");
-    }
-    struct vmop_map_iter it;
-    for (struct vmop_map_entry *e = set ? vmop_map_first(set, &it) : NULL; e;
-         e = vmop_map_next(set, &it)) {
-        struct kube_obj *o = vmop_map_get(&inf->store, e->key);
-        if (o)
-            arr[n++] = kube_obj_ref(o);
-    }
+    static const struct vmop_map empty;
+    const struct vmop_map *set = vmop_map_get(&x->values, value);
+    vmop_rc rc = collect_locked(inf, set ? set : &empty, &es, &keys, &n);
     pthread_rwlock_unlock(&inf->store_lock);
-    *ret_objs = arr;
-    *ret_n = n;
-    return VMOP_OK;
+    if (rc != VMOP_OK)
+        return vmop_fail(err, rc, "out of memory reading an index");
+    return parse_all(es, keys, n, ret_objs, ret_n, err);
 }
 
 size_t kube_informer_len(struct kube_informer *inf)

@@ -7,15 +7,26 @@
  * unchanged ones nothing, so no event is lost or delivered twice. Watch events whose
  * resourceVersion is not newer than the cached one are dropped as duplicates.
  *
- * Objects (struct kube_obj) are immutable after insertion and refcounted: the cache holds one
- * reference, a lookup hands out another (kube_obj_unref() it). Replacing an object in the cache
- * never changes a reference someone else holds. They carry no metadata.managedFields (often half
- * an object's size; nothing here reads them, and an update sent without them keeps the server's).
+ * Storage: the cache keeps each object as its compact JSON text (cJSON_PrintUnformatted, without
+ * metadata.managedFields: often half an object's size; nothing here reads them, and an update sent
+ * without them keeps the server's) with its key and resourceVersion, about a fifth of the memory
+ * of a cJSON tree. Index values are computed when an object is inserted, from its parsed tree.
+ *
+ * Objects handed out (struct kube_obj) are immutable and refcounted, and each carries a tree parsed
+ * for it: kube_informer_get / _list / _by_index parse every object they return (O(size) each, and
+ * that much memory until the last kube_obj_unref()), so two lookups of one key never return the
+ * same pointer and nobody may rely on it; a reference stays valid, unchanged, after the cache
+ * replaced or deleted the object. Prefer an index to a full list on hot paths.
  *
  * Handlers are called from the informer's threads, one at a time (never concurrently, in event
- * order), without the cache lock held: they may read the cache. They get borrowed read-only views
- * (take a kube_obj_ref() to keep one) and should be quick (enqueue a key). A resync (if configured)
- * calls on_update(obj, obj) for every cached object every resync_ms.
+ * order), without the cache lock held: they may read the cache. Several handler sets may be
+ * registered (kube_informer_new's and kube_informer_add_handlers', before start); each event goes
+ * to every set in registration order before the next event. They get borrowed read-only views
+ * (take a kube_obj_ref() to keep one), parsed once per event and shared by all sets, and should be
+ * quick (enqueue a key). on_update's old and new are distinct objects for a real change; a resync
+ * (if configured) calls on_update(obj, obj) (the same pointer) for every cached object every
+ * resync_ms. If the cached old state cannot be parsed (out of memory), old (or on_delete's last
+ * state after a relist) is a stub carrying only metadata.name and .namespace.
  *
  * Cache keys are "namespace/name", or "name" for cluster-scoped objects.
  */
@@ -75,13 +86,19 @@ struct kube_informer_opts {
 struct kube_informer;
 
 /* c, opts->resource and the handlers' ud are borrowed for the informer's life. Strings in opts are
- * copied. */
+ * copied. h may be NULL (no handlers, or kube_informer_add_handlers() later). */
 vmop_rc kube_informer_new(struct kube_client *c, const struct kube_informer_opts *opts,
                           const struct kube_informer_handlers *h, struct kube_informer **ret_inf,
                           struct vmop_err *err);
+/* Another handler set (copied; its ud borrowed for the informer's life), dispatched after the
+ * sets registered before it. Before start only. */
+vmop_rc kube_informer_add_handlers(struct kube_informer *inf,
+                                   const struct kube_informer_handlers *h, struct vmop_err *err);
 /* Before start only. name is copied. */
 vmop_rc kube_informer_add_index(struct kube_informer *inf, const char *name, kube_index_fn fn,
                                 void *ud, struct vmop_err *err);
+/* 1 when an index of that name was added. */
+int kube_informer_has_index(struct kube_informer *inf, const char *name);
 vmop_rc kube_informer_start(struct kube_informer *inf, struct vmop_err *err);
 /* Stops and joins the threads (a blocked watch is aborted within about a second). Idempotent. */
 void kube_informer_stop(struct kube_informer *inf);
@@ -93,10 +110,10 @@ int kube_informer_has_synced(struct kube_informer *inf);
 /* VMOP_OK once synced, VMOP_E_TIMEOUT after timeout_ms. */
 vmop_rc kube_informer_wait_synced(struct kube_informer *inf, long timeout_ms);
 
-/* Cached object by key: +1 reference, or NULL. */
+/* Cached object by key, freshly parsed: +1 reference, or NULL (absent, or out of memory). */
 struct kube_obj *kube_informer_get(struct kube_informer *inf, const char *key);
-/* Every cached object / those whose index `index` has `value`: an array of references
- * (kube_objs_free()). Order unspecified. */
+/* Every cached object / those whose index `index` has `value`, each freshly parsed: an array of
+ * references (kube_objs_free()). Order unspecified. */
 vmop_rc kube_informer_list(struct kube_informer *inf, struct kube_obj ***ret_objs, size_t *ret_n,
                            struct vmop_err *err);
 vmop_rc kube_informer_by_index(struct kube_informer *inf, const char *index, const char *value,

@@ -6,7 +6,9 @@
  * status subresource; watch resume, the server's watch timeout, and 410 Gone both genuine (etcd
  * compacted under a resource without a watch cache: watch and continue token) and injected (the
  * proxy's in-stream ERROR 410); dropped streams and forced relists seen through an informer;
- * injected 5xx/429 retries; events; leader election with real Leases and failover.
+ * two handler sets on one informer (order of dispatch, resync), its compact store (lookups parse
+ * fresh trees, a reference outlives an update and a delete, indexes follow); injected 5xx/429
+ * retries; events; leader election with real Leases and failover.
  *
  * One cluster for the whole program, started in main() before the Check runner (a start costs
  * ~10 s); each test case works in its own namespace. Suite: integration.
@@ -689,6 +691,210 @@ START_TEST(informer_drops_and_relists)
 }
 END_TEST
 
+/* ---- informer: several handler sets, compact storage, parsed lookups ---- */
+
+#define CMP_NS "kit-cmp"
+
+struct hlog {
+    pthread_mutex_t lock;
+    char log[64][48];           /* "A add cmp-0 v=0", in dispatch order */
+    int n, same_ptr_updates[2]; /* resyncs seen by A and B */
+};
+
+struct hset {
+    struct hlog *l;
+    char tag;
+};
+
+static void hlog_add(struct hset *h, const char *what, const struct kube_obj *o)
+{
+    const char *v = kube_json_path_str(kube_obj_json(o), "data", "v");
+    pthread_mutex_lock(&h->l->lock);
+    if (h->l->n < 64)
+        snprintf(h->l->log[h->l->n], sizeof(h->l->log[0]), "%c %s %s v=%s", h->tag, what,
+                 kube_obj_name(kube_obj_json(o)), v ? v : "-");
+    h->l->n++;
+    pthread_mutex_unlock(&h->l->lock);
+}
+
+static void c_add(void *ud, const struct kube_obj *o)
+{
+    hlog_add(ud, "add", o);
+}
+
+static void c_upd(void *ud, const struct kube_obj *old, const struct kube_obj *o)
+{
+    struct hset *h = ud;
+    if (old == o) { /* a resync: not logged */
+        pthread_mutex_lock(&h->l->lock);
+        h->l->same_ptr_updates[h->tag - 'A']++;
+        pthread_mutex_unlock(&h->l->lock);
+        return;
+    }
+    hlog_add(h, "update", o);
+}
+
+static void c_del(void *ud, const struct kube_obj *o)
+{
+    hlog_add(ud, "delete", o);
+}
+
+static void by_v(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ctx)
+{
+    const char *v = kube_json_path_str(obj, "data", "v");
+    (void)ud;
+    if (v)
+        emit(ctx, v);
+}
+
+static int hlog_n(struct hlog *l)
+{
+    pthread_mutex_lock(&l->lock);
+    int n = l->n;
+    pthread_mutex_unlock(&l->lock);
+    return n;
+}
+
+static int resyncs_seen(struct hlog *l)
+{
+    pthread_mutex_lock(&l->lock);
+    int ok = l->same_ptr_updates[0] > 0 && l->same_ptr_updates[1] > 0;
+    pthread_mutex_unlock(&l->lock);
+    return ok;
+}
+
+static void cmp_cm(struct kube_client *c, const char *name, const char *v, int create)
+{
+    struct vmop_err err = {0};
+    cJSON *o = cm(name, "v", v);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_GetObjectItem(o, "metadata"), "labels"),
+                            "kit", "cmp");
+    vmop_rc rc = create ? kube_create(c, &kube_res_configmaps, CMP_NS, o, NULL, NULL, &err)
+                        : kube_patch(c, &kube_res_configmaps, CMP_NS, name, KUBE_PATCH_MERGE, o,
+                                     NULL, NULL, &err);
+    ck_assert_msg(rc == VMOP_OK, "%s", err.msg);
+    cJSON_Delete(o);
+}
+
+/* The keys under index "v" = value, sorted, comma-separated. */
+static void keys_by_v(struct kube_informer *inf, const char *value, char *out, size_t n)
+{
+    struct kube_obj **objs = NULL;
+    size_t k = 0;
+    struct vmop_err err = {0};
+    out[0] = 0;
+    ck_assert_int_eq(kube_informer_by_index(inf, "v", value, &objs, &k, &err), VMOP_OK);
+    for (size_t i = 0; i < k; i++) /* at most two here: sort by swapping */
+        for (size_t j = i + 1; j < k; j++)
+            if (strcmp(kube_obj_key(objs[i]), kube_obj_key(objs[j])) > 0) {
+                struct kube_obj *t = objs[i];
+                objs[i] = objs[j];
+                objs[j] = t;
+            }
+    for (size_t i = 0; i < k; i++)
+        snprintf(out + strlen(out), n - strlen(out), "%s%s", i ? "," : "", kube_obj_key(objs[i]));
+    kube_objs_free(objs, k);
+}
+
+START_TEST(informer_handler_sets_and_compact_store)
+{
+    make_ns(CMP_NS);
+    struct kube_client *c = direct(CMP_NS);
+    struct vmop_err err = {0};
+    struct hlog l = {0};
+    pthread_mutex_init(&l.lock, NULL);
+    struct hset a = {&l, 'A'}, b = {&l, 'B'};
+    struct kube_informer_opts io = {.resource = &kube_res_configmaps,
+                                    .ns = CMP_NS,
+                                    .label_selector = "kit=cmp",
+                                    .resync_ms = 400,
+                                    .watch_timeout_s = 60};
+    struct kube_informer_handlers ha = {c_add, c_upd, c_del, &a}, hb = {c_add, c_upd, c_del, &b};
+    struct kube_informer *inf = NULL;
+    char got[256];
+    cmp_cm(c, "cmp-0", "0", 1);
+    cmp_cm(c, "cmp-1", "0", 1);
+    ck_assert_int_eq(kube_informer_new(c, &io, &ha, &inf, &err), VMOP_OK);
+    ck_assert_int_eq(kube_informer_add_handlers(inf, &hb, &err), VMOP_OK);
+    ck_assert_int_eq(kube_informer_add_index(inf, "v", by_v, NULL, &err), VMOP_OK);
+    ck_assert(kube_informer_has_index(inf, "v"));
+    ck_assert(!kube_informer_has_index(inf, "w"));
+    ck_assert_int_eq(kube_informer_start(inf, &err), VMOP_OK);
+    ck_assert_int_eq(kube_informer_add_handlers(inf, &hb, &err), VMOP_E_INVALID); /* started */
+    ck_assert_int_eq(kube_informer_wait_synced(inf, 10000), VMOP_OK);
+    WAIT_UNTIL(hlog_n(&l) == 4, 10000);
+
+    /* two lookups: two trees with the same content */
+    struct kube_obj *o1 = kube_informer_get(inf, CMP_NS "/cmp-0"),
+                    *o2 = kube_informer_get(inf, CMP_NS "/cmp-0");
+    ck_assert_ptr_nonnull(o1);
+    ck_assert_ptr_nonnull(o2);
+    ck_assert_ptr_ne(o1, o2);
+    ck_assert_ptr_ne(kube_obj_json(o1), kube_obj_json(o2));
+    ck_assert(cJSON_Compare(kube_obj_json(o1), kube_obj_json(o2), 1));
+    ck_assert_str_eq(kube_obj_get_rv(o1), kube_obj_get_rv(o2));
+    ck_assert_ptr_null(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(kube_obj_json(o1), "metadata"), "managedFields"));
+    kube_obj_unref(o2);
+    keys_by_v(inf, "0", got, sizeof(got));
+    ck_assert_str_eq(got, CMP_NS "/cmp-0," CMP_NS "/cmp-1");
+
+    /* an update: the lookup shows it, the reference taken before does not change, the index
+     * follows */
+    cmp_cm(c, "cmp-0", "1", 0);
+    WAIT_UNTIL(hlog_n(&l) == 6, 10000);
+    WAIT_UNTIL(cached_value_is(inf, CMP_NS "/cmp-0", "1"), 5000);
+    ck_assert_str_eq(kube_json_path_str(kube_obj_json(o1), "data", "v"), "0");
+    keys_by_v(inf, "0", got, sizeof(got));
+    ck_assert_str_eq(got, CMP_NS "/cmp-1");
+    keys_by_v(inf, "1", got, sizeof(got));
+    ck_assert_str_eq(got, CMP_NS "/cmp-0");
+
+    /* a delete: the reference still holds the first state; the key leaves store and index */
+    ck_assert_int_eq(kube_delete(c, &kube_res_configmaps, CMP_NS, "cmp-0", NULL, NULL, &err),
+                     VMOP_OK);
+    WAIT_UNTIL(hlog_n(&l) == 8, 10000);
+    ck_assert_ptr_null(kube_informer_get(inf, CMP_NS "/cmp-0"));
+    ck_assert_str_eq(kube_json_path_str(kube_obj_json(o1), "data", "v"), "0");
+    ck_assert_str_eq(kube_obj_key(o1), CMP_NS "/cmp-0");
+    keys_by_v(inf, "1", got, sizeof(got));
+    ck_assert_str_eq(got, "");
+    {
+        struct kube_obj **objs = NULL;
+        size_t n = 0;
+        ck_assert_int_eq(kube_informer_list(inf, &objs, &n, &err), VMOP_OK);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_str_eq(kube_obj_key(objs[0]), CMP_NS "/cmp-1");
+        kube_objs_free(objs, n);
+    }
+
+    /* resyncs reach both sets with old == new */
+    WAIT_UNTIL(resyncs_seen(&l), 5000);
+    kube_informer_free(inf);
+    /* every event went to A then B, before the next event */
+    const char *want[] = {"add cmp-0 v=0", "add cmp-1 v=0", "update cmp-0 v=1", "delete cmp-0 v=1"};
+    ck_assert_int_eq(l.n, 8);
+    for (int i = 0; i < 4; i++) {
+        char wa[48], wb[48];
+        snprintf(wa, sizeof(wa), "A %s", want[i]);
+        snprintf(wb, sizeof(wb), "B %s", want[i]);
+        /* the two adds of the first list may come in either order */
+        if (i < 2 && strcmp(l.log[0] + 2, want[0]) != 0) {
+            snprintf(wa, sizeof(wa), "A %s", want[1 - i]);
+            snprintf(wb, sizeof(wb), "B %s", want[1 - i]);
+        }
+        ck_assert_str_eq(l.log[2 * i], wa);
+        ck_assert_str_eq(l.log[2 * i + 1], wb);
+    }
+    /* o1 outlives the informer */
+    ck_assert_str_eq(kube_json_path_str(kube_obj_json(o1), "data", "v"), "0");
+    kube_obj_unref(o1);
+    ck_assert_int_eq(kube_delete(c, &kube_res_configmaps, CMP_NS, "cmp-1", NULL, NULL, &err),
+                     VMOP_OK);
+    kube_client_free(c);
+}
+END_TEST
+
 START_TEST(retries_events_and_leases)
 {
     make_ns("kit-retry");
@@ -839,6 +1045,7 @@ static Suite *suite(void)
     tcase_add_test(tc, crd_status_subresource);
     tcase_add_test(tc, watch_resume_and_gone);
     tcase_add_test(tc, informer_drops_and_relists);
+    tcase_add_test(tc, informer_handler_sets_and_compact_store);
     tcase_add_test(tc, retries_events_and_leases);
     tcase_add_test(tc, leader_election_failover);
     suite_add_tcase(s, tc);
