@@ -533,8 +533,11 @@ int vmop_run(const struct vmop_config *cfg)
             goto fail;
     }
     {
-        struct vmsvc_opts so = {
-            .workers = 2, .rec = p.rec, .resync_ms = cfg->resync_ms, .drain_ms = cfg->drain_ms};
+        struct vmsvc_opts so = {.workers = 2,
+                                .rec = p.rec,
+                                .resync_ms = cfg->resync_ms,
+                                .drain_ms = cfg->drain_ms,
+                                .vm_informer = vmc_informer(p.vmc, "virtualmachines")};
         if (vmsvc_new(p.kc, &so, &p.svc, &err) != VMOP_OK)
             goto fail;
     }

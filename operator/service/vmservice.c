@@ -1,4 +1,5 @@
-/* vmservice.c: the VirtualMachineService controller: informers, queue, reconcile (finalizer,
+/* vmservice.c: the VirtualMachineService controller: informers (the VirtualMachine one shared
+ * with the VM controller when opts.vm_informer is set, else its own), queue, reconcile (finalizer,
  * Service/Endpoints/EndpointSlice written only when they differ, LB ingress copied back).
  * See vmservice.h; the object computation is in endpoints.c. */
 #include "api_json.h"
@@ -14,7 +15,7 @@
 #include "kube_meta.h"
 
 #define SYNC_TIMEOUT_MS 30000
-#define INDEX_NS        "namespace"
+#define INDEX_NS        "ns" /* metadata.namespace; the VM controller's VM informer has it too */
 
 const struct kube_resource vmsvc_res_vmservices = {"vmoperator.vmware.com", "v1alpha6",
                                                    "virtualmachineservices", 1};
@@ -30,6 +31,7 @@ struct vmsvc {
     struct vmsvc_opts o;
     char *ns; /* owned copy of o.ns */
     struct kube_informer *svc_inf, *vm_inf, *core_inf;
+    int own_vm_inf; /* 0: vm_inf is opts.vm_informer (borrowed: never started, stopped, freed) */
     struct kube_queue *q;
     struct kube_workers *w;
     int running;
@@ -97,6 +99,8 @@ static void vm_add(void *ud, const struct kube_obj *o)
 
 static void vm_update(void *ud, const struct kube_obj *old, const struct kube_obj *o)
 {
+    if (old == o)
+        return; /* a resync of a shared VM informer: the services' own resync covers it */
     on_vm(ud, old, o);
 }
 
@@ -327,6 +331,23 @@ static vmop_rc new_informer(struct vmsvc *vs, const struct kube_resource *r, lon
     return VMOP_OK;
 }
 
+/* vs->vm_inf: opts.vm_informer with hv added (it must index "ns"), or an informer of our own. */
+static vmop_rc vm_informer(struct vmsvc *vs, const struct kube_informer_handlers *hv,
+                           struct vmop_err *err)
+{
+    if (!vs->o.vm_informer) {
+        vs->own_vm_inf = 1;
+        return new_informer(vs, &vmsvc_res_vms, 0, hv, 1, &vs->vm_inf, err);
+    }
+    if (!kube_informer_has_index(vs->o.vm_informer, INDEX_NS))
+        return vmop_fail(err, VMOP_E_INVALID, "vmsvc_new: the shared VM informer has no '%s' index",
+                         INDEX_NS);
+    vmop_rc rc = kube_informer_add_handlers(vs->o.vm_informer, hv, err);
+    if (rc == VMOP_OK)
+        vs->vm_inf = vs->o.vm_informer;
+    return rc;
+}
+
 vmop_rc vmsvc_new(struct kube_client *kc, const struct vmsvc_opts *opts, struct vmsvc **ret,
                   struct vmop_err *err)
 {
@@ -355,8 +376,9 @@ vmop_rc vmsvc_new(struct kube_client *kc, const struct vmsvc_opts *opts, struct 
     if ((rc = kube_queue_new(NULL, &vs->q, err)) != VMOP_OK ||
         (rc = new_informer(vs, &vmsvc_res_vmservices, vs->o.resync_ms, &hs, 1, &vs->svc_inf,
                            err)) != VMOP_OK ||
-        (rc = new_informer(vs, &vmsvc_res_vms, 0, &hv, 1, &vs->vm_inf, err)) != VMOP_OK ||
-        (rc = new_informer(vs, &vmsvc_res_services, 0, &hc, 0, &vs->core_inf, err)) != VMOP_OK)
+        (rc = new_informer(vs, &vmsvc_res_services, 0, &hc, 0, &vs->core_inf, err)) != VMOP_OK ||
+        (rc = vm_informer(vs, &hv, err)) != VMOP_OK) /* last: nothing may fail once a shared
+                                                      * informer holds our handlers */
         goto fail;
     *ret = vs;
     return VMOP_OK;
@@ -371,7 +393,7 @@ vmop_rc vmsvc_start(struct vmsvc *vs, struct vmop_err *err)
     if (!vs || vs->running)
         return vmop_fail(err, VMOP_E_INVALID, "vmsvc_start: not startable");
     if ((rc = kube_informer_start(vs->svc_inf, err)) != VMOP_OK ||
-        (rc = kube_informer_start(vs->vm_inf, err)) != VMOP_OK ||
+        (vs->own_vm_inf && (rc = kube_informer_start(vs->vm_inf, err)) != VMOP_OK) ||
         (rc = kube_informer_start(vs->core_inf, err)) != VMOP_OK)
         goto fail;
     /* no reconcile before the VM cache is complete: it would publish empty endpoints */
@@ -388,7 +410,8 @@ vmop_rc vmsvc_start(struct vmsvc *vs, struct vmop_err *err)
     return VMOP_OK;
 fail:
     kube_informer_stop(vs->svc_inf);
-    kube_informer_stop(vs->vm_inf);
+    if (vs->own_vm_inf)
+        kube_informer_stop(vs->vm_inf);
     kube_informer_stop(vs->core_inf);
     return rc;
 }
@@ -399,7 +422,8 @@ void vmsvc_stop(struct vmsvc *vs)
     if (!vs)
         return;
     kube_informer_stop(vs->svc_inf);
-    kube_informer_stop(vs->vm_inf);
+    if (vs->own_vm_inf)
+        kube_informer_stop(vs->vm_inf);
     kube_informer_stop(vs->core_inf);
     if (vs->w) {
         kube_workers_stop(vs->w, vs->o.drain_ms, &err);
@@ -414,7 +438,8 @@ void vmsvc_free(struct vmsvc *vs)
         return;
     vmsvc_stop(vs);
     kube_informer_free(vs->svc_inf);
-    kube_informer_free(vs->vm_inf);
+    if (vs->own_vm_inf)
+        kube_informer_free(vs->vm_inf);
     kube_informer_free(vs->core_inf);
     kube_queue_free(vs->q);
     free(vs->ns);

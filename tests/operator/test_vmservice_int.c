@@ -6,7 +6,9 @@
  * finalizer; LB ingress copied back; power off -> not ready; relabel
  * -> out of the selection; probe VM Ready False -> not ready, True -> ready; no writes when nothing
  * changed; delete -> the three objects are garbage collected (kube-controller-manager's garbage
- * collector). The cluster runs kube-controller-manager's EndpointSlice mirroring controller too:
+ * collector); the same with a VM informer shared with another owner (opts.vm_informer: refused
+ * without an "ns" index, VM events reach vmservice, vmsvc_stop/free leave it to its owner). The
+ * cluster runs kube-controller-manager's EndpointSlice mirroring controller too:
  * the only EndpointSlice for the service must stay the one vmop writes. One cluster for the
  * program (main()), the test works in its own namespace. Suite: integration. */
 #include <check.h>
@@ -120,6 +122,18 @@ static int ep_is(const char *want)
     char got[256];
     ep_summary(got, sizeof(got));
     return strcmp(got, want) == 0;
+}
+
+/* 1 when the stored Endpoints of "web" list VM name (ready or not). */
+static int ep_has(const char *name)
+{
+    char got[256], pat[64];
+    ep_summary(got, sizeof(got));
+    snprintf(pat, sizeof(pat), "=%s", name);
+    if (strstr(got, pat))
+        return 1;
+    snprintf(pat, sizeof(pat), ",%s", name);
+    return strstr(got, pat) != NULL;
 }
 
 /* Ready endpoints in the stored EndpointSlice. */
@@ -323,6 +337,82 @@ START_TEST(service_lifecycle)
 }
 END_TEST
 
+/* ---- a VM informer shared with another owner (as operator/vmop.c shares the VM controller's) */
+
+static int owner_updates; /* atomic: the owner's own handler set, registered first */
+
+static void own_upd(void *ud, const struct kube_obj *old, const struct kube_obj *o)
+{
+    (void)ud;
+    (void)old;
+    (void)o;
+    __atomic_add_fetch(&owner_updates, 1, __ATOMIC_RELAXED);
+}
+
+static void idx_ns(const cJSON *obj, void *ud, kube_index_emit_fn emit, void *ctx)
+{
+    (void)ud;
+    if (kube_obj_namespace(obj))
+        emit(ctx, kube_obj_namespace(obj));
+}
+
+START_TEST(shared_vm_informer)
+{
+    struct vmop_err err = {0};
+    struct vmsvc *vs = NULL;
+    struct kube_informer *inf = NULL, *bare = NULL;
+    struct kube_informer_opts io = {.resource = &vmsvc_res_vms, .ns = NS, .resync_ms = 300};
+    struct kube_informer_handlers own = {NULL, own_upd, NULL, NULL};
+    struct vmsvc_opts so = {.workers = 2};
+
+    /* the VMs left by service_lifecycle when run alone: make them; else they are there */
+    if (gone(&vmsvc_res_vms, "vm-1")) {
+        make_vm("vm-1", "10.20.0.1", 0);
+        make_vm("vm-3", "10.20.0.3", 0);
+    }
+    patch(&vmsvc_res_vms, "vm-3", "{\"metadata\":{\"labels\":{\"app\":\"other\"}}}", 0);
+
+    /* an informer without the "ns" index is refused, and keeps no handlers of ours */
+    ck_assert_int_eq(kube_informer_new(kc, &io, &own, &bare, &err), VMOP_OK);
+    so.vm_informer = bare;
+    ck_assert_int_eq(vmsvc_new(kc, &so, &vs, &err), VMOP_E_INVALID);
+    ck_assert_ptr_null(vs);
+    kube_informer_free(bare);
+
+    ck_assert_int_eq(kube_informer_new(kc, &io, &own, &inf, &err), VMOP_OK);
+    ck_assert_int_eq(kube_informer_add_index(inf, "ns", idx_ns, NULL, &err), VMOP_OK);
+    so.vm_informer = inf;
+    vmop_err_clear(&err);
+    ck_assert_msg(vmsvc_new(kc, &so, &vs, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(kube_informer_start(inf, &err) == VMOP_OK, "%s", err.msg); /* the owner's job */
+    ck_assert_msg(vmsvc_start(vs, &err) == VMOP_OK, "%s", err.msg);
+    create(&vmsvc_res_vmservices,
+           "{\"apiVersion\":\"vmoperator.vmware.com/v1alpha6\",\"kind\":"
+           "\"VirtualMachineService\",\"metadata\":{\"name\":\"web\"},\"spec\":{\"type\":"
+           "\"ClusterIP\",\"selector\":{\"app\":\"web\"},\"ports\":[{\"name\":\"http\","
+           "\"protocol\":\"TCP\",\"port\":80,\"targetPort\":8080}]}}");
+    WAIT_UNTIL(ep_has("vm-1") && !ep_has("vm-3"), 20000);
+    /* a VM event through the shared informer reaches vmservice */
+    patch(&vmsvc_res_vms, "vm-3", "{\"metadata\":{\"labels\":{\"app\":\"web\"}}}", 0);
+    WAIT_UNTIL(ep_has("vm-3"), 20000);
+    /* resyncs (old == new) went to the owner; vmservice's are ignored, nothing breaks */
+    WAIT_UNTIL(__atomic_load_n(&owner_updates, __ATOMIC_RELAXED) > 2, 10000);
+
+    ck_assert_int_eq(kube_delete(kc, &vmsvc_res_vmservices, NS, "web", NULL, NULL, &err), VMOP_OK);
+    WAIT_UNTIL(gone(&vmsvc_res_vmservices, "web"), 20000); /* the finalizer went */
+    /* vmsvc_stop leaves the shared informer running */
+    vmsvc_stop(vs);
+    int u0 = __atomic_load_n(&owner_updates, __ATOMIC_RELAXED);
+    patch(&vmsvc_res_vms, "vm-1", "{\"metadata\":{\"annotations\":{\"shared\":\"1\"}}}", 0);
+    WAIT_UNTIL(__atomic_load_n(&owner_updates, __ATOMIC_RELAXED) > u0, 10000);
+    /* the owner stops its informer before vmsvc_free; vmsvc_free does not free it */
+    kube_informer_stop(inf);
+    vmsvc_free(vs);
+    ck_assert_int_ge(kube_informer_len(inf), 2);
+    kube_informer_free(inf);
+}
+END_TEST
+
 /* Applies the two CRDs with the pinned kubectl and waits until they are Established. */
 static int apply_crds(void)
 {
@@ -374,6 +464,7 @@ int main(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 240);
         tcase_add_test(tc, service_lifecycle);
+        tcase_add_test(tc, shared_vm_informer);
         suite_add_tcase(s, tc);
         status = vmop_check_run(s);
     }
