@@ -62,9 +62,13 @@ int vmop_map_has(const struct vmop_map *m, const char *key)
     return p && *p;
 }
 
+/* Starts at 2 buckets: many maps hold one or two keys (an informer index's set of keys per
+ * value: one per VM for a unique value such as a uid), and 16 empty buckets cost 128 bytes each. */
+#define MAP_MIN_BUCKETS 2
+
 static int grow(struct vmop_map *m)
 {
-    size_t n = m->n_buckets ? m->n_buckets * 2 : 16;
+    size_t n = m->n_buckets ? m->n_buckets * 2 : MAP_MIN_BUCKETS;
     struct vmop_map_entry **nb = calloc(n, sizeof(*nb));
     if (!nb)
         return -1;
