@@ -94,8 +94,13 @@ struct vim_client {
 };
 /* strdup(s), NULL for a NULL s; on allocation failure NULL and *nomem = 1 (free() the copy). */
 char *vim_dup_opt(const char *s, int *nomem);
-/* Counts one SOAP call of method (vim_soap.c). */
+/* Counts one call (vim_soap.c: a SOAP method; vim_rest.c: a REST route from vim_rest_route). */
 void vim_client_count_method(struct vim_client *c, const char *method, int failed, double seconds);
+/* The route template of a REST request into out (always NUL-terminated): "GET " + the path with
+ * every segment that is not a route word (api, rest, library, item, ...) as "{id}", query values
+ * as "{id}" but for the value of ~action/action ("?library_id={id}", "?~action=find"); an absolute
+ * URL counts by its path. A template longer than out is "<method> other". Returns its length. */
+size_t vim_rest_route(const char *method, const char *path, char *out, size_t out_len);
 
 /* ---- transport (vim_http.c) -------------------------------------------------------------------
  */

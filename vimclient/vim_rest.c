@@ -9,6 +9,10 @@
  * (`vmware-use-header-authn: true`), so the server sets no cookie and the REST session stays apart
  * from the SOAP cookie jar.
  *
+ * Call metrics: every request (each attempt) counts in the per-method table under its route
+ * template, "GET /rest/com/vmware/content/library/item/{id}": path segments and query values that
+ * are not route words become "{id}", so the label set is bounded whatever the ids.
+ *
  * Re-login: a 401 on a call re-logs in once and retries once. The generation counter makes
  * concurrent callers that all saw the same dead session share one new login.
  */
@@ -17,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define REST_SESSION_PATH "/rest/com/vmware/cis/session"
 #define REST_SESSION_MAX  512 /* longest session id we accept (real ones are ~40 bytes) */
@@ -352,6 +357,118 @@ out:
     return rc;
 }
 
+/* ---- call metrics -------------------------------------------------------------------------- */
+
+/* Path segments and action names that are part of a route; anything else is an id or a name. */
+static const char *const route_words[] = {
+    "api",
+    "rest",
+    "com",
+    "vmware",
+    "cis",
+    "cls",
+    "data",
+    "session",
+    "content",
+    "library",
+    "item",
+    "file",
+    "download-session",
+    "downloadsession",
+    "vcenter",
+    "ovf",
+    "library-item",
+    "vm-template",
+    "library-items",
+    "local-library",
+    "subscribed-library",
+    "find",
+    "deploy",
+    "prepare",
+    "get",
+    "list",
+    "filter",
+    "keep-alive",
+    "cancel",
+    "fail",
+    NULL,
+};
+
+static int is_route_word(const char *s, size_t n)
+{
+    for (size_t i = 0; route_words[i]; i++)
+        if (strlen(route_words[i]) == n && memcmp(route_words[i], s, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* Appends the segment s[0..n) to b as itself when it is a route word, else as "{id}". */
+static void add_route_part(struct vbuf *b, const char *s, size_t n)
+{
+    if (n && is_route_word(s, n))
+        vbuf_add(b, s, n);
+    else if (n)
+        vbuf_adds(b, "{id}");
+}
+
+size_t vim_rest_route(const char *method, const char *path, char *out, size_t out_len)
+{
+    struct vbuf b;
+    const char *q, *p;
+    size_t n = 0;
+
+    if (!out || !out_len)
+        return 0;
+    vbuf_init(&b, out_len - 1);
+    vbuf_adds(&b, method ? method : "?");
+    vbuf_adds(&b, " ");
+    if (path && strncmp(path, "http", 4) == 0 && (p = strstr(path, "://")))
+        path = strchr(p + 3, '/'); /* an absolute download URL: its path only */
+    if (!path)
+        path = "/";
+    q = strchr(path, '?');
+    for (p = path; *p && p != q;) {
+        size_t len = strcspn(p + 1, "/?");
+        vbuf_adds(&b, "/");
+        add_route_part(&b, p + 1, len);
+        p += 1 + len;
+    }
+    /* query: each parameter's name, the value of an action, "{id}" for any other value */
+    for (p = q; p && *p;) {
+        size_t len = strcspn(p + 1, "&"), name = strcspn(p + 1, "=&");
+        vbuf_add(&b, p, 1);
+        if (name > 0) {
+            int action = (name == 7 && !memcmp(p + 1, "~action", 7)) ||
+                         (name == 6 && !memcmp(p + 1, "action", 6));
+            int plain = 1;
+            for (size_t i = 0; i < name; i++)
+                if (!((p[1 + i] >= 'a' && p[1 + i] <= 'z') || p[1 + i] == '_' || p[1 + i] == '~'))
+                    plain = 0;
+            if (plain && name <= 32)
+                vbuf_add(&b, p + 1, name);
+            else
+                vbuf_adds(&b, "{k}");
+            if (name < len) {
+                vbuf_adds(&b, "=");
+                if (action)
+                    add_route_part(&b, p + 2 + name, len - name - 1);
+                else
+                    vbuf_adds(&b, "{id}");
+            }
+        }
+        p += 1 + len;
+    }
+    if (!vbuf_error(&b)) {
+        n = b.len;
+        memcpy(out, vbuf_str(&b), n + 1);
+    } else {
+        snprintf(out, out_len, "%s other", method ? method : "?");
+        n = strlen(out);
+    }
+    vbuf_free(&b);
+    return n;
+}
+
 /* Sends req (whose headers must be `headers`, with headers[0] free for the session header),
  * logging in first when needed and once more on a 401. *resp gets the answer (the caller
  * vbuf_free()s its body, also on failure). A 401 after the new login is VMOP_E_AUTH. */
@@ -359,10 +476,12 @@ static vmop_rc rest_send(struct vim_client *c, struct vim_rest_state *r,
                          const struct vim_http_req *req, const char **headers, const char *what,
                          struct vim_http_resp *resp, struct vmop_err *err)
 {
-    char *hdr = NULL;
+    char *hdr = NULL, route[VIM_METHOD_NAME_MAX];
+    struct timespec t0, t1;
     uint64_t gen = 0;
     vmop_rc rc;
 
+    vim_rest_route(req->method, req->path, route, sizeof(route));
     for (int attempt = 0;; attempt++) {
         free_secret(hdr);
         hdr = NULL;
@@ -373,7 +492,12 @@ static vmop_rc rest_send(struct vim_client *c, struct vim_rest_state *r,
         vbuf_free(&resp->body);
         memset(resp, 0, sizeof(*resp));
         __atomic_add_fetch(&c->n_rest_calls, 1, __ATOMIC_RELAXED);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         rc = vim_http_do(c, req, resp, err);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        vim_client_count_method(c, route,
+                                rc != VMOP_OK || resp->status < 200 || resp->status >= 300,
+                                (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
         if (rc)
             goto out;
         if (resp->status != 401 || attempt > 0)

@@ -288,6 +288,46 @@ START_TEST(ovf_deploy_bad_shapes)
 }
 END_TEST
 
+/* Route templates (the method label of the call metrics): ids and names never appear. */
+static void route_is(const char *method, const char *path, const char *want)
+{
+    char out[VIM_METHOD_NAME_MAX];
+    size_t n = vim_rest_route(method, path, out, sizeof(out));
+    ck_assert_str_eq(out, want);
+    ck_assert_uint_eq(n, strlen(want));
+}
+
+START_TEST(route_templates)
+{
+    route_is("GET", "/rest/com/vmware/content/library", "GET /rest/com/vmware/content/library");
+    route_is("GET", "/rest/com/vmware/content/library/id:5e2a-11",
+             "GET /rest/com/vmware/content/library/{id}");
+    route_is("GET", "/rest/com/vmware/content/library/item?library_id=5e2a%2D11",
+             "GET /rest/com/vmware/content/library/item?library_id={id}");
+    route_is("POST", "/rest/com/vmware/content/library?~action=find",
+             "POST /rest/com/vmware/content/library?~action=find");
+    route_is(
+        "POST", "/rest/com/vmware/content/library/item/downloadsession/file/id:abc?~action=prepare",
+        "POST /rest/com/vmware/content/library/item/downloadsession/file/{id}?~action=prepare");
+    route_is("GET", "/rest/vcenter/vm-template/library-items/abcdef",
+             "GET /rest/vcenter/vm-template/library-items/{id}");
+    route_is("POST", "/rest/vcenter/vm-template/library-items/x?action=deploy",
+             "POST /rest/vcenter/vm-template/library-items/{id}?action=deploy");
+    route_is("GET", "https://vc.example:443/cls/data/0f1e/ttylinux.ovf", "GET /cls/data/{id}/{id}");
+    route_is("GET", "/api/content/library/item?library_id=a&x=1&~action=Evil%20name",
+             "GET /api/content/library/item?library_id={id}&x={id}&~action={id}");
+    route_is("GET", "/api/x?Weird-Name=1", "GET /api/{id}?{k}={id}");
+}
+END_TEST
+
+START_TEST(route_too_long)
+{
+    char out[24];
+    vim_rest_route("GET", "/rest/com/vmware/content/library/item", out, sizeof(out));
+    ck_assert_str_eq(out, "GET other");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("vim_rest");
@@ -307,6 +347,8 @@ static Suite *suite(void)
     tcase_add_test(t, too_big);
     tcase_add_test(t, long_message_capped);
     suite_add_tcase(s, t);
+    tcase_add_test(t, route_templates);
+    tcase_add_test(t, route_too_long);
     t = tcase_create("ovf_deploy");
     tcase_add_test(t, ovf_deploy_ok);
     tcase_add_test(t, ovf_deploy_error_in_200);
