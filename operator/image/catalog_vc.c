@@ -6,6 +6,8 @@
  * plain data with no sharing.
  */
 #include "catalog_vc.h"
+#include "vbuf.h"
+#include "vmop_clock.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -22,11 +24,20 @@ struct cache_entry {
     uint64_t used; /* LRU clock */
 };
 
+/* A library name found before: its id and when a read of the library last checked its name. */
+struct known_lib {
+    const struct vim_client *c;
+    char *name, *id;
+    int64_t checked_ms;
+};
+
 struct cat_cache {
     pthread_mutex_t lock;
     struct cache_entry *e; /* guarded by lock */
     size_t n, bytes;
     uint64_t clock, hits, downloads;
+    struct known_lib libs[CAT_KNOWN_LIBS_MAX]; /* guarded by lock */
+    size_t n_libs;
 };
 
 vmop_rc cat_cache_new(struct cat_cache **ret_cache, struct vmop_err *err)
@@ -61,6 +72,10 @@ void cat_cache_free(struct cat_cache *c)
         return;
     for (size_t i = 0; i < c->n; i++)
         entry_clear(&c->e[i]);
+    for (size_t i = 0; i < c->n_libs; i++) {
+        free(c->libs[i].name);
+        free(c->libs[i].id);
+    }
     free(c->e);
     pthread_mutex_destroy(&c->lock);
     free(c);
@@ -191,6 +206,7 @@ void cat_scan_free(struct cat_scan *s)
     }
     free(s->lists);
     free(s->library_ids);
+    free(s->ref_list);
     memset(s, 0, sizeof(*s));
 }
 
@@ -255,15 +271,79 @@ out:
     return rc;
 }
 
-static vmop_rc read_template(struct vim_client *c, struct cat_scan_entry *e, struct vmop_err *err)
+/* Template facts as cached bytes: guest_id, hw_version, firmware, one line each, "+" before a
+ * value, "-" for none. 0 when a value holds a newline (then it is not cached). */
+static int tmpl_encode(const struct vim_template_info *t, struct vbuf *b)
 {
-    vmop_rc rc = vim_library_item_template(c, e->item->id, &e->tmpl, err);
+    const char *v[3] = {t->guest_id, t->hw_version, t->firmware};
+    vbuf_init(b, 4096);
+    for (int i = 0; i < 3; i++) {
+        if (v[i] && strchr(v[i], '\n'))
+            return 0;
+        vbuf_addf(b, "%s%s\n", v[i] ? "+" : "-", v[i] ? v[i] : "");
+    }
+    return !vbuf_error(b);
+}
+
+static vmop_rc tmpl_decode(char *data, struct vim_template_info **ret, struct vmop_err *err)
+{
+    struct vim_template_info *t = calloc(1, sizeof(*t));
+    char **f[3], *p = data;
+    if (!t)
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    f[0] = &t->guest_id;
+    f[1] = &t->hw_version;
+    f[2] = &t->firmware;
+    for (int i = 0; i < 3 && p && *p; i++) {
+        char *nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        if (*p == '+' && !(*f[i] = strdup(p + 1))) {
+            vim_template_info_free(t);
+            return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    *ret = t;
+    return VMOP_OK;
+}
+
+/* A VM-template item's facts: from the cache when this item version was read before (so an
+ * unchanged item costs no call), else read (REST + one vim25 read) and cached. */
+static vmop_rc read_template(struct vim_client *c, struct cat_cache *cache,
+                             struct cat_scan_entry *e, struct vmop_err *err)
+{
+    char *id = cache_key(e->item), *key = NULL, *data = NULL;
+    size_t len = 0;
+    vmop_rc rc = VMOP_OK;
+    struct vbuf b = {0};
+
+    if (!id || !(key = malloc(strlen(id) + 6))) {
+        rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        goto out;
+    }
+    snprintf(key, strlen(id) + 6, "tmpl\n%s", id);
+    data = cache_get(cache, key, &len);
+    if (data)
+        rc = tmpl_decode(data, &e->tmpl, err);
+    else {
+        rc = vim_library_item_template(c, e->item->id, &e->tmpl, err);
+        /* a template item's facts are those of its template VM at this content version: a new
+         * version (check-in, update) changes the key and is read again */
+        if (rc == VMOP_OK && tmpl_encode(e->tmpl, &b))
+            cache_put(cache, e->item, key, vbuf_str(&b), b.len);
+    }
     if (rc)
-        return rc;
+        goto out;
     e->vm.guest_id = e->tmpl->guest_id;
     e->vm.hw_version = e->tmpl->hw_version;
     e->vm.firmware = e->tmpl->firmware;
-    return VMOP_OK;
+out:
+    vbuf_free(&b);
+    free(data);
+    free(key);
+    free(id);
+    return rc;
 }
 
 static vmop_rc add_missing(struct cat_scan *s, const char *ref, struct vmop_err *err)
@@ -278,9 +358,62 @@ static vmop_rc add_missing(struct cat_scan *s, const char *ref, struct vmop_err 
     return VMOP_OK;
 }
 
+/* The id `name` was found as on c before, checked by a library read within
+ * CAT_LIBRARY_RECHECK_MS (malloc'd), or NULL. */
+static char *known_get(struct cat_cache *cc, const struct vim_client *c, const char *name)
+{
+    char *id = NULL;
+    int64_t now = vmop_mono_ms();
+    if (!cc)
+        return NULL;
+    pthread_mutex_lock(&cc->lock);
+    for (size_t i = 0; i < cc->n_libs && !id; i++)
+        if (cc->libs[i].c == c && !strcmp(cc->libs[i].name, name) &&
+            now - cc->libs[i].checked_ms < CAT_LIBRARY_RECHECK_MS)
+            id = strdup(cc->libs[i].id); /* NULL on NOMEM: the library is read again */
+    pthread_mutex_unlock(&cc->lock);
+    return id;
+}
+
+/* Remembers that name is id on c; checked: a library read just checked the name (else only the
+ * search answered the known id, and the check time stays). Best effort. */
+static void known_put(struct cat_cache *cc, const struct vim_client *c, const char *name,
+                      const char *id, int checked)
+{
+    struct known_lib *k = NULL;
+    char *nn, *ni;
+    if (!cc)
+        return;
+    pthread_mutex_lock(&cc->lock);
+    for (size_t i = 0; i < cc->n_libs && !k; i++)
+        if (cc->libs[i].c == c && !strcmp(cc->libs[i].name, name))
+            k = &cc->libs[i];
+    if (!k && cc->n_libs < CAT_KNOWN_LIBS_MAX) {
+        k = &cc->libs[cc->n_libs++];
+        memset(k, 0, sizeof(*k));
+        checked = 1;
+    }
+    if (k && (checked || strcmp(k->id ? k->id : "", id) != 0)) {
+        nn = strdup(name);
+        ni = strdup(id);
+        if (nn && ni) {
+            free(k->name);
+            free(k->id);
+            *k = (struct known_lib){c, nn, ni, vmop_mono_ms()};
+        } else {
+            free(nn);
+            free(ni);
+            if (!k->name) /* a fresh slot that could not be filled */
+                cc->n_libs--;
+        }
+    }
+    pthread_mutex_unlock(&cc->lock);
+}
+
 /* Reads one library's items into a new list of s; a library vCenter does not know is "missing". */
-static vmop_rc read_library(struct vim_client *c, const struct api_library_ref *ref,
-                            struct cat_scan *s, struct vmop_err *err)
+static vmop_rc read_library(struct vim_client *c, struct cat_cache *cache,
+                            const struct api_library_ref *ref, struct cat_scan *s,
+                            struct vmop_err *err)
 {
     struct vim_library_item_list list = {0}, *nl;
     struct vmop_err e2 = {0};
@@ -293,7 +426,11 @@ static vmop_rc read_library(struct vim_client *c, const struct api_library_ref *
     if (!label || !*label)
         return vmop_fail(err, VMOP_E_INVALID, "a library reference has neither a name nor an id");
     if (!id) {
-        rc = vim_library_find(c, ref->name, &found_id, &e2);
+        char *known = known_get(cache, c, ref->name);
+        rc = vim_library_find_known(c, ref->name, known, &found_id, &e2);
+        if (rc == VMOP_OK)
+            known_put(cache, c, ref->name, found_id, !known || strcmp(known, found_id) != 0);
+        free(known);
         if (rc == VMOP_E_NOT_FOUND)
             return add_missing(s, label, err);
         if (rc) {
@@ -346,8 +483,16 @@ vmop_rc cat_vc_scan(struct vim_client *c, struct cat_cache *cache,
 
     if (!c || !ret_scan || (n_libs && !libs))
         return vmop_fail(err, VMOP_E_INVALID, "cat_vc_scan: bad arguments");
-    for (size_t i = 0; i < n_libs && !rc; i++)
-        rc = read_library(c, &libs[i], &s, err);
+    if (n_libs && !(s.ref_list = calloc(n_libs, sizeof(*s.ref_list)))) {
+        rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        goto out;
+    }
+    s.n_refs = n_libs;
+    for (size_t i = 0; i < n_libs && !rc; i++) {
+        size_t before = s.n_lists;
+        rc = read_library(c, cache, &libs[i], &s, err);
+        s.ref_list[i] = s.n_lists > before ? (long)before : -1;
+    }
     if (rc)
         goto out;
     for (size_t i = 0; i < s.n_lists; i++)
@@ -374,7 +519,7 @@ vmop_rc cat_vc_scan(struct vim_client *c, struct cat_cache *cache,
             if (it->type == VIM_ITEM_OVF)
                 rc = read_ovf(c, cache, e, err);
             else if (it->type == VIM_ITEM_VM_TEMPLATE)
-                rc = read_template(c, e, err);
+                rc = read_template(c, cache, e, err);
         }
     }
     if (rc)

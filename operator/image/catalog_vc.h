@@ -4,8 +4,15 @@
  * Owns: turning library references (api_admin.h: name or id) into library items, downloading and
  * parsing OVF descriptors (vim_library_item_ovf + ovf_parse), reading VM-template facts
  * (vim_library_item_template), and the cache keyed by (item id, content version, last modified
- * time) so a resync of an unchanged item downloads nothing. The result feeds cat_build_images()
- * (catalog.h); nothing here touches Kubernetes.
+ * time) so a resync of an unchanged item downloads nothing and reads no template VM. The cache
+ * also remembers the id each library name was found as, so that a resync whose search answers that
+ * same id does not read the library again (at least hourly it does: vim_library_find_known).
+ *
+ * What an unchanged library costs per scan (vCenter's documented REST behaviour, docs/design.md
+ * "Image catalog: what a resync reads"): the search by name (references by name only), the item
+ * id list, and one read per item. Nothing cheaper tells a library's items changed: a library's
+ * `version` and `last_modified_time` do not move when items are added, removed or changed. The
+ * result feeds cat_build_images() (catalog.h); nothing here touches Kubernetes.
  *
  * Failure policy (so that a transient problem never deletes images):
  *  - listing a library, or any transport / TLS / authentication / timeout / memory failure while
@@ -35,6 +42,9 @@
 #define CAT_CACHE_MAX_ENTRIES 1024
 #define CAT_CACHE_MAX_BYTES   ((size_t)64 << 20)
 #define CAT_SCAN_MAX_ITEMS    CAT_MAX_IMAGES /* over all scanned libraries */
+#define CAT_KNOWN_LIBS_MAX    256            /* library names whose id is remembered */
+/* a library remembered by name is read again (its name checked) at least this often */
+#define CAT_LIBRARY_RECHECK_MS (3600 * 1000L)
 
 struct cat_cache;
 /* *ret: new empty cache, free with cat_cache_free(). */
@@ -66,6 +76,8 @@ struct cat_scan {
     struct vim_library_item_list *lists; /* owned item lists, one per library read */
     char **library_ids;                  /* the id of each list's library */
     size_t n_lists;
+    long *ref_list; /* per library reference scanned: its index in lists, -1 when missing */
+    size_t n_refs;
 };
 void cat_scan_free(struct cat_scan *scan); /* zeroes it; NULL is fine */
 

@@ -4,7 +4,8 @@
  * status; descriptors are cached; an item added to a library appears on the next scan and its
  * removal plans a delete; a broken descriptor gives Ready False / VirtualMachineImageNotSynced; a
  * missing library is reported; the descriptor size cap holds; a dead vCenter fails the scan instead
- * of emptying the catalog.
+ * of emptying the catalog; a resync of unchanged libraries reads no library, descriptor or
+ * template again (counted by vimclient's per-method counters), and a changed one is read.
  *
  * One simulator serves the whole file (tests/common/sim_fixture.h: started before Check forks the
  * tests). Tests that change libraries work in a library of their own. */
@@ -247,8 +248,8 @@ START_TEST(seeded_images)
     ck_assert_ptr_nonnull(entry_named(&s, "vmop-tiny-ovf")->ovf);
     cat_cache_stats(cache, &st);
     ck_assert_int_eq(st.downloads, 1);
-    ck_assert_int_eq(st.hits, 1);
-    ck_assert_uint_eq(st.entries, 1);
+    ck_assert_int_eq(st.hits, 2);     /* the descriptor and the template's facts */
+    ck_assert_uint_eq(st.entries, 2); /* idem */
     cat_scan_free(&s);
     cat_cache_free(cache);
     vim_client_free(c);
@@ -375,6 +376,120 @@ START_TEST(item_added_then_removed)
 }
 END_TEST
 
+/* ---- what a resync costs (vimclient's per-method call counters) -------------------------- */
+
+struct calls {
+    const char *method;
+    uint64_t n;
+};
+
+static void count_cb(void *ud, const struct vim_method_stat *st)
+{
+    struct calls *w = ud;
+    if (!strcmp(st->method, w->method))
+        w->n = st->calls;
+}
+
+static uint64_t calls_of(struct vim_client *c, const char *method)
+{
+    struct calls w = {method, 0};
+    vim_client_method_stats(c, count_cb, &w);
+    return w.n;
+}
+
+#define R_FIND   "POST /rest/com/vmware/content/library?~action=find"
+#define R_LIB    "GET /rest/com/vmware/content/library/{id}"
+#define R_LIST   "GET /rest/com/vmware/content/library/item?library_id={id}"
+#define R_ITEM   "GET /rest/com/vmware/content/library/item/{id}"
+#define R_DL     "POST /rest/com/vmware/content/library/item/download-session"
+#define R_TMPL   "GET /rest/vcenter/vm-template/library-items/{id}"
+#define N_ROUTES 6
+
+static void snap(struct vim_client *c, uint64_t *v)
+{
+    static const char *const r[N_ROUTES] = {R_FIND, R_LIB, R_LIST, R_ITEM, R_DL, R_TMPL};
+    for (int i = 0; i < N_ROUTES; i++)
+        v[i] = calls_of(c, r[i]);
+}
+
+/* An unchanged library costs its search, its item list and one read per item, and nothing more:
+ * the library is not read again, no descriptor is downloaded, no template VM is read. A library
+ * whose items change is listed again and the change reaches the catalog; a library replaced by
+ * another of the same name is found anew. */
+START_TEST(resync_reads_only_what_changed)
+{
+    struct vim_client *c = client_for(simfx_sim->url);
+    struct cat_cache *cache = NULL;
+    struct vmop_err err = {0};
+    struct cat_scan s = {0};
+    char libname[64], *lib_id, *lib2_id, *item, *data;
+    struct api_library_ref refs[2];
+    uint64_t a[N_ROUTES], b[N_ROUTES];
+    size_t len;
+
+    CK_OK(cat_cache_new(&cache, &err), err);
+    snprintf(libname, sizeof(libname), "resync-test-%d", (int)getpid());
+    lib_id = create_library(c, libname);
+    data = read_testdata("vmop-efi.ovf", &len);
+    item = upload_ovf_item(c, lib_id, "resync-efi", data, len);
+    refs[0] = (struct api_library_ref){.name = libname};
+    refs[1] = (struct api_library_ref){.name = "vmop-images"}; /* OVF + VM-template items */
+
+    scan(c, cache, refs, 2, &s); /* first scan: reads everything */
+    ck_assert_uint_eq(s.n, 3);
+    cat_scan_free(&s);
+
+    snap(c, a);
+    scan(c, cache, refs, 2, &s); /* nothing changed */
+    snap(c, b);
+    ck_assert_uint_eq(s.n, 3);
+    ck_assert_ptr_nonnull(entry_named(&s, "resync-efi")->ovf);
+    ck_assert_ptr_nonnull(entry_named(&s, "vmop-tiny-tmpl")->tmpl);
+    cat_scan_free(&s);
+    ck_assert_uint_eq(b[0] - a[0], 2); /* one search per library reference by name */
+    ck_assert_uint_eq(b[1] - a[1], 0); /* no library read again */
+    ck_assert_uint_eq(b[2] - a[2], 2); /* one item list per library */
+    ck_assert_uint_eq(b[3] - a[3], 3); /* one read per item */
+    ck_assert_uint_eq(b[4] - a[4], 0); /* no descriptor downloaded */
+    ck_assert_uint_eq(b[5] - a[5], 0); /* no template read */
+
+    /* an item is added to the first library: listed, read, and in the catalog */
+    free(item);
+    item = upload_ovf_item(c, lib_id, "resync-added", data, len);
+    snap(c, a);
+    scan(c, cache, refs, 2, &s);
+    snap(c, b);
+    ck_assert_uint_eq(s.n, 4);
+    ck_assert_ptr_nonnull(entry_named(&s, "resync-added"));
+    ck_assert_ptr_nonnull(entry_named(&s, "resync-added")->ovf);
+    cat_scan_free(&s);
+    ck_assert_uint_eq(b[2] - a[2], 2);
+    ck_assert_uint_eq(b[4] - a[4], 1); /* only the new item's descriptor */
+
+    /* the library is replaced by another of the same name: the new one is found and read */
+    {
+        char path[512];
+        snprintf(path, sizeof(path), "/rest/com/vmware/content/local-library/id:%s", lib_id);
+        CK_OK(vim_rest_call(c, "DELETE", path, NULL, NULL, &err), err);
+    }
+    lib2_id = create_library(c, libname);
+    snap(c, a);
+    scan(c, cache, refs, 2, &s);
+    snap(c, b);
+    ck_assert_uint_eq(s.n, 2); /* the new library is empty; vmop-images' two items */
+    ck_assert_ptr_null(entry_named(&s, "resync-added"));
+    ck_assert_uint_eq(b[1] - a[1], 1); /* the new id is checked by name */
+    cat_scan_free(&s);
+
+    free(data);
+    free(item);
+    free(lib2_id);
+    free(lib_id);
+    cat_cache_free(cache);
+    vim_client_free(c);
+}
+END_TEST
+
 START_TEST(missing_library)
 {
     struct vim_client *c = client_for(simfx_sim->url);
@@ -458,6 +573,7 @@ int main(void)
     tcase_add_test(tc, seeded_images);
     tcase_add_test(tc, cluster_images_and_library_by_id);
     tcase_add_test(tc, item_added_then_removed);
+    tcase_add_test(tc, resync_reads_only_what_changed);
     tcase_add_test(tc, missing_library);
     tcase_add_test(tc, descriptor_download_and_cap);
     tcase_add_test(tc, dead_vcenter_fails_the_scan);
