@@ -318,6 +318,19 @@ static int binding_conflict(struct kube_obj **bs, size_t nb, size_t self)
     return 0;
 }
 
+/* Hands the item lists a scan read to the collector that runs after this sync, so that it does
+ * not read the same libraries again (csgcs_offer). */
+static vmop_rc offer_reads(struct imgc *c, struct vim_client *vc,
+                           const struct api_library_ref *libs, const struct cat_scan *s,
+                           struct vmop_err *err)
+{
+    vmop_rc rc = VMOP_OK;
+    for (size_t i = 0; i < s->n_refs && rc == VMOP_OK; i++)
+        rc = csgcs_offer(c->gc, vc, &libs[i],
+                         s->ref_list[i] >= 0 ? &s->lists[s->ref_list[i]] : NULL, err);
+    return rc;
+}
+
 vmop_rc imgc_sync_once(struct imgc *c, struct vmop_err *err)
 {
     struct kube_obj **bs = NULL, **es = NULL;
@@ -326,6 +339,7 @@ vmop_rc imgc_sync_once(struct imgc *c, struct vmop_err *err)
     int cluster_ok = 1;
 
     __atomic_add_fetch(&c->syncs, 1, __ATOMIC_RELAXED);
+    csgcs_drop_offers(c->gc); /* what an earlier sync that stopped short offered */
     rc = kube_informer_list(vmc_informer(c->vmc, "namespacebindings"), &bs, &nb, err);
     if (rc == VMOP_OK)
         rc = kube_informer_list(vmc_informer(c->vmc, "vcenterendpoints"), &es, &ne, err);
@@ -358,6 +372,8 @@ vmop_rc imgc_sync_once(struct imgc *c, struct vmop_err *err)
             rc = connect_endpoint(c, b->endpoint, &ep, &conn, &e);
         if (rc == VMOP_OK)
             rc = cat_vc_scan(vc_conn_client(conn), c->cache, b->libraries, b->n_libraries, &it, &e);
+        if (rc == VMOP_OK)
+            rc = offer_reads(c, vc_conn_client(conn), b->libraries, &it, &e);
         if (rc == VMOP_OK)
             rc = sync_scope(c, b->namespace_, it.items, it.n, &e);
         admin_status(c, &vmc_res_bindings, kube_obj_json(bs[i]), rc, &e, NULL);
@@ -421,6 +437,8 @@ vmop_rc imgc_sync_once(struct imgc *c, struct vmop_err *err)
                 if (rc == VMOP_OK)
                     rc = cat_vc_scan(vc_conn_client(conn), c->cache, ep->libraries, ep->n_libraries,
                                      &per[n_per], &e);
+                if (rc == VMOP_OK)
+                    rc = offer_reads(c, vc_conn_client(conn), ep->libraries, &per[n_per], &e);
                 n_per++;
             }
             if (rc != VMOP_OK) {

@@ -213,6 +213,13 @@ static vmop_rc get_locked(struct vim_client *c, const struct csrc_target *t, con
     return rc;
 }
 
+static unsigned long activity; /* atomic; csrc_activity() */
+
+unsigned long csrc_activity(void)
+{
+    return __atomic_load_n(&activity, __ATOMIC_ACQUIRE);
+}
+
 /* Takes a use of name (under the item's lock). */
 static vmop_rc use_take(struct csrc_cache *ic, const char *name, struct vmop_err *err)
 {
@@ -243,6 +250,7 @@ static vmop_rc use_take(struct csrc_cache *ic, const char *name, struct vmop_err
         snprintf(slot->name, sizeof(slot->name), "%s", name);
     }
     slot->n++;
+    __atomic_add_fetch(&activity, 1, __ATOMIC_ACQ_REL);
 out:
     pthread_mutex_unlock(&ic->use_lock);
     return rc;
@@ -257,6 +265,7 @@ void csrc_put(struct csrc_hold *h)
         struct csrc_use *u = &h->ic->uses[i];
         if (u->n && strcmp(u->name, h->name) == 0) {
             u->n--;
+            __atomic_add_fetch(&activity, 1, __ATOMIC_ACQ_REL);
             break;
         }
     }

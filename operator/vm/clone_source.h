@@ -65,6 +65,10 @@ vmop_rc csrc_get(struct csrc_cache *ic, struct vim_client *c, const struct csrc_
                  struct vim_moref *ret_template, struct csrc_hold *ret_hold, struct vmop_err *err);
 /* Releases a use (NULL or empty is fine; the hold is emptied, so a second put does nothing). */
 void csrc_put(struct csrc_hold *h);
+/* A process-wide count of clone-source activity (uses taken by csrc_get, put by csrc_put): the
+ * collector skips a sweep only when it did not move since the last full one
+ * (clone_source_gc_scope.h). */
+unsigned long csrc_activity(void);
 
 /* A template found or made is remembered per (cache folder, item) for CSRC_KNOWN_TTL_MS: the
  * creates in that time clone it without asking the library for the item's content version or

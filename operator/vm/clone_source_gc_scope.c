@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "api_admin.h"
+#include "clone_source.h"
 #include "clone_source_gc.h"
 #include "kube_informer.h"
+#include "vmop_clock.h"
 #include "log.h"
 
 #define LOGGER    "image-gc"
@@ -20,6 +22,17 @@ struct known_folder {
     char path[PATH_MAX_]; /* the folder's inventory path */
 };
 
+/* One library read the image sync offered (csgcs_offer): owned copies. */
+struct offer {
+    const struct vim_client *c;
+    char *vc;  /* c's vCenter instance UUID then: a client freed and another at its address is not
+                  taken for it */
+    char *key; /* "id:<id>" or "name:<name>" */
+    int missing;
+    struct csgc_live *items; /* its strings owned */
+    size_t n;
+};
+
 struct igcs {
     struct vcenters *vcs;
     struct vmc *vmc;
@@ -27,7 +40,13 @@ struct igcs {
     struct csgc_state *st;
     struct known_folder *known; /* folders seen bound since start */
     size_t n_known;
-    unsigned long sweeps, collected, failed, skipped; /* atomics */
+    struct offer *offers; /* for the next sweep */
+    size_t n_offers;
+    uint64_t last_sig;    /* what the last full sweep looked at (sweep_signature) */
+    int64_t last_full_ms; /* when it ran; 0: never */
+    int dirty;            /* the running sweep left something (grace, in use, failure) */
+    int clean;            /* the last full sweep left nothing to come back for */
+    unsigned long sweeps, idle, collected, failed, skipped; /* atomics */
 };
 
 /* ---- a sweep's data ---------------------------------------------------------------------------
@@ -98,10 +117,106 @@ vmop_rc csgcs_new(struct vcenters *vcs, struct vmc *vmc, const struct csgcs_opts
     return VMOP_OK;
 }
 
+static void offer_free(struct offer *o)
+{
+    for (size_t k = 0; k < o->n; k++) {
+        free((char *)o->items[k].item_id);
+        free((char *)o->items[k].content_version);
+    }
+    free(o->items);
+    free(o->key);
+    free(o->vc);
+}
+
+static void offers_clear(struct igcs *g)
+{
+    for (size_t i = 0; i < g->n_offers; i++)
+        offer_free(&g->offers[i]);
+    free(g->offers);
+    g->offers = NULL;
+    g->n_offers = 0;
+}
+
+void csgcs_drop_offers(struct igcs *g)
+{
+    if (g)
+        offers_clear(g);
+}
+
+/* strdup of s (NULL stays NULL); sets *oom when a copy fails. */
+static char *dup_opt(const char *s, int *oom)
+{
+    char *d = s ? strdup(s) : NULL;
+    if (s && !d)
+        *oom = 1;
+    return d;
+}
+
+/* "id:<id>" / "name:<name>" of a reference (malloc'd), NULL for one with neither. */
+static char *ref_key(const struct api_library_ref *ref)
+{
+    struct vbuf b;
+    vbuf_init(&b, 4096);
+    if (ref->id && *ref->id)
+        vbuf_addf(&b, "id:%s", ref->id);
+    else if (ref->name && *ref->name)
+        vbuf_addf(&b, "name:%s", ref->name);
+    else
+        return NULL;
+    if (vbuf_error(&b)) {
+        vbuf_free(&b);
+        return NULL;
+    }
+    return vbuf_take(&b);
+}
+
+vmop_rc csgcs_offer(struct igcs *g, const struct vim_client *c, const struct api_library_ref *ref,
+                    const struct vim_library_item_list *items, struct vmop_err *err)
+{
+    struct offer o = {.c = c, .missing = items == NULL}, *no;
+    int oom = 0;
+
+    if (!g || !c || !ref)
+        return vmop_fail(err, VMOP_E_INVALID, "csgcs_offer: bad arguments");
+    if (!(o.key = ref_key(ref)))
+        return VMOP_OK; /* nothing the sweep could look up */
+    o.vc = dup_opt(vim_about_instance_uuid((struct vim_client *)c), &oom);
+    if (items && items->n && !(o.items = calloc(items->n, sizeof(*o.items))))
+        oom = 1;
+    for (size_t k = 0; items && !oom && k < items->n; k++, o.n++) {
+        o.items[k].item_id = dup_opt(items->items[k].id, &oom);
+        o.items[k].content_version = dup_opt(items->items[k].content_version, &oom);
+    }
+    no = oom ? NULL : realloc(g->offers, (g->n_offers + 1) * sizeof(*no));
+    if (!no) {
+        offer_free(&o);
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    }
+    g->offers = no;
+    g->offers[g->n_offers++] = o;
+    return VMOP_OK;
+}
+
+/* The offer for ref on c, or NULL. */
+static const struct offer *offer_of(const struct igcs *g, const struct vim_client *c,
+                                    const struct api_library_ref *ref)
+{
+    char *key = ref_key(ref);
+    const struct offer *found = NULL;
+    for (size_t i = 0; key && !found && i < g->n_offers; i++)
+        if (g->offers[i].c == c && !strcmp(g->offers[i].key, key) &&
+            !strcmp(g->offers[i].vc ? g->offers[i].vc : "",
+                    vim_about_instance_uuid((struct vim_client *)c) ?: ""))
+            found = &g->offers[i];
+    free(key);
+    return found;
+}
+
 void csgcs_free(struct igcs *g)
 {
     if (!g)
         return;
+    offers_clear(g);
     csgc_state_free(g->st);
     free(g->known);
     free(g);
@@ -155,17 +270,30 @@ static struct group *group_of(struct igcs *g, struct sweep *s, const char *name,
     return &s->groups[s->n_groups++];
 }
 
-/* Appends the current items of libs to *live (pointing into lists kept by s). */
-static vmop_rc read_items(struct sweep *s, struct vim_client *c, const struct api_library_ref *libs,
-                          size_t n_libs, struct csgc_live **live, size_t *n_live,
-                          struct vmop_err *err)
+/* Appends the current items of libs to *live (pointing into lists kept by s, or into g's offers),
+ * reading from vCenter only the libraries the image sync did not offer. */
+static vmop_rc read_items(const struct igcs *g, struct sweep *s, struct vim_client *c,
+                          const struct api_library_ref *libs, size_t n_libs,
+                          struct csgc_live **live, size_t *n_live, struct vmop_err *err)
 {
     for (size_t i = 0; i < n_libs; i++) {
         struct vim_library_item_list l = {0}, *nl;
         struct csgc_live *nv;
         char *found = NULL;
         const char *id = libs[i].id && *libs[i].id ? libs[i].id : NULL;
+        const struct offer *o = offer_of(g, c, &libs[i]);
         vmop_rc rc = VMOP_OK;
+        if (o) { /* the image sync read it just now */
+            if (o->missing)
+                continue;
+            nv = realloc(*live, (*n_live + o->n + 1) * sizeof(*nv));
+            if (!nv)
+                return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+            *live = nv;
+            for (size_t k = 0; k < o->n; k++)
+                nv[(*n_live)++] = o->items[k];
+            continue;
+        }
         if (!id) {
             if (!libs[i].name || !*libs[i].name)
                 continue;
@@ -265,7 +393,7 @@ static int read_bindings(struct igcs *g, struct sweep *s)
             continue;
         }
         f = folder_of(gr, path);
-        if (!f || read_items(s, vc_conn_client(gr->conn), b->libraries, b->n_libraries, &f->live,
+        if (!f || read_items(g, s, vc_conn_client(gr->conn), b->libraries, b->n_libraries, &f->live,
                              &f->n_live, &e) != VMOP_OK) {
             gr->unsafe = 1;
             vlog_err(VLOG_DEBUG, LOGGER, kube_obj_key(bs[i]), &e,
@@ -296,7 +424,7 @@ static int read_cluster(struct igcs *g, struct sweep *s)
             ok = 0;
         } else if (ep->n_libraries > 0) {
             gr = group_of(g, s, ep->name, &e);
-            ok = gr && read_items(s, vc_conn_client(gr->conn), ep->libraries, ep->n_libraries,
+            ok = gr && read_items(g, s, vc_conn_client(gr->conn), ep->libraries, ep->n_libraries,
                                   &s->cluster, &s->n_cluster, &e) == VMOP_OK;
         }
         if (!ok)
@@ -339,6 +467,9 @@ static void collect(struct igcs *g, struct group *gr, const char *path,
     if (rc == VMOP_OK)
         rc = csgc_collect_folder(g->st, vs_images(vmc_conn_sync(gr->conn)), c, &folder, live,
                                  n_live, bound, &r, &e);
+    if ((rc != VMOP_OK && rc != VMOP_E_NOT_FOUND) ||
+        (rc == VMOP_OK && (r.garbage != r.collected || r.failed)))
+        g->dirty = 1; /* come back: a template in grace, in use, busy, or not destroyed */
     if (rc != VMOP_OK && rc != VMOP_E_NOT_FOUND) {
         vlog_err(VLOG_WARN, LOGGER, path, &e, "image cache folder not collected");
         __atomic_add_fetch(&g->failed, 1, __ATOMIC_RELAXED);
@@ -355,6 +486,51 @@ static void collect(struct igcs *g, struct group *gr, const char *path,
              r.templates, r.garbage, r.collected, r.waiting, r.in_use, r.busy, r.failed);
 }
 
+/* FNV-1a over s, continuing from h (s NULL counts as "\x01"). */
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    if (!s)
+        s = "\x01";
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    h ^= 0xff; /* field separator */
+    return h * 1099511628211ULL;
+}
+
+/* A hash of everything a sweep decides on that it read without listing a folder: the vCenters,
+ * their folders and each folder's live items, the cluster items, the folders known from before,
+ * and clone-source activity in this process (a template deployed or used). */
+static uint64_t sweep_signature(const struct igcs *g, const struct sweep *s)
+{
+    uint64_t h = 14695981039346656037ULL;
+    char num[32];
+    snprintf(num, sizeof(num), "%lu/%d", csrc_activity(), s->no_unbound);
+    h = fnv(h, num);
+    for (size_t i = 0; i < s->n_groups; i++) {
+        const struct group *gr = &s->groups[i];
+        h = fnv(h, gr->vc);
+        h = fnv(h, gr->unsafe ? "unsafe" : "safe");
+        for (size_t k = 0; k < gr->n_folders; k++) {
+            h = fnv(h, gr->folders[k].path);
+            for (size_t j = 0; j < gr->folders[k].n_live; j++) {
+                h = fnv(h, gr->folders[k].live[j].item_id);
+                h = fnv(h, gr->folders[k].live[j].content_version);
+            }
+        }
+    }
+    for (size_t j = 0; j < s->n_cluster; j++) {
+        h = fnv(h, s->cluster[j].item_id);
+        h = fnv(h, s->cluster[j].content_version);
+    }
+    for (size_t k = 0; k < g->n_known; k++) {
+        h = fnv(h, g->known[k].vc);
+        h = fnv(h, g->known[k].path);
+    }
+    return h;
+}
+
 void csgcs_run(struct igcs *g)
 {
     struct sweep s;
@@ -367,10 +543,24 @@ void csgcs_run(struct igcs *g)
         __atomic_add_fetch(&g->skipped, 1, __ATOMIC_RELAXED);
         goto out;
     }
+    {
+        uint64_t sig = sweep_signature(g, &s);
+        int64_t now = vmop_mono_ms();
+        if (g->clean && sig == g->last_sig && g->last_full_ms &&
+            now - g->last_full_ms < CSGCS_FULL_SWEEP_MS) {
+            /* nothing it looks at changed and the last sweep left nothing: no folder listed */
+            __atomic_add_fetch(&g->idle, 1, __ATOMIC_RELAXED);
+            goto out;
+        }
+        g->last_sig = sig;
+        g->last_full_ms = now;
+        g->dirty = s.no_unbound; /* unbound folders are not looked at in this sweep */
+    }
     csgc_sweep_begin(g->st);
     for (size_t i = 0; i < s.n_groups; i++) {
         struct group *gr = &s.groups[i];
         if (gr->unsafe) {
+            g->dirty = 1; /* nothing collected here: the next sweep tries again */
             __atomic_add_fetch(&g->skipped, 1, __ATOMIC_RELAXED);
             continue;
         }
@@ -404,8 +594,11 @@ void csgcs_run(struct igcs *g)
         }
     }
     csgc_sweep_end(g->st);
+    /* a folder forgotten or remembered in this sweep changes the signature: the next one runs */
+    g->clean = !g->dirty && g->last_sig == sweep_signature(g, &s);
 out:
     sweep_free(&s);
+    offers_clear(g); /* the next sweep gets the next sync's reads */
 }
 
 #define CSGCS_ATOMIC(field)                                                                        \
@@ -417,6 +610,7 @@ CSGCS_ATOMIC(sweeps)
 CSGCS_ATOMIC(collected)
 CSGCS_ATOMIC(failed)
 CSGCS_ATOMIC(skipped)
+CSGCS_ATOMIC(idle)
 
 static const struct metrics_plain csgcs_plain[] = {
     {"vmop_image_cache_sweeps_total", "Image cache garbage-collection sweeps.", read_sweeps},
@@ -427,6 +621,11 @@ static const struct metrics_plain csgcs_plain[] = {
     {"vmop_image_cache_sweeps_skipped_total",
      "Image cache sweeps, or one vCenter's part of one, skipped: a library could not be read.",
      read_skipped},
+    {"vmop_image_cache_sweeps_idle_total",
+     "Image cache sweeps that listed no folder: the libraries' items, the bindings and "
+     "clone-source "
+     "use had not changed since a sweep that left nothing to collect.",
+     read_idle},
 };
 
 vmop_rc csgcs_metrics_register(struct igcs *g, struct metrics *m, const void *key,
