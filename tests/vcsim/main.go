@@ -286,6 +286,7 @@ func main() {
 	useTLS := boolFlag("tls", false, "serve https with the httptest certificate (-tls, -tls=on|off)")
 	idle := flag.Duration("session-idle-timeout", 0, "expire idle SOAP and REST sessions after this long (0 = never)")
 	methodDelay := flag.String("method-delay", "", "per-method SOAP delays: Method=ms,Method2=ms")
+	taskDelay := flag.String("task-delay", "", "per-task delays before the simulator runs a task, by task name: ShutdownGuest=600000 plays a guest that does not shut down")
 	delay := flag.Int("delay", 0, "delay every SOAP call by this many ms")
 	jitter := flag.Float64("delay-jitter", 0, "delay jitter as coefficient of variation")
 	clusters := flag.Int("clusters", 1, "clusters per datacenter")
@@ -305,6 +306,10 @@ func main() {
 
 	if flag.NArg() != 0 {
 		fatalf("unexpected arguments: %v", flag.Args())
+	}
+	taskDelays, err := parseMethodDelays(*taskDelay)
+	if err != nil {
+		fatalf("-task-delay: %v", err)
 	}
 	delays, err := parseMethodDelays(*methodDelay)
 	if err != nil {
@@ -387,6 +392,12 @@ func main() {
 	m.DelayConfig.Delay = *delay
 	m.DelayConfig.MethodDelay = delays
 	m.DelayConfig.DelayJitter = *jitter
+	if len(taskDelays) > 0 {
+		// the task's object lock is not held while it waits, so the VM stays readable and other
+		// tasks on it (a hard power-off) run meanwhile
+		taskDelays["LockHandoff"] = 0
+		simulator.TaskDelay.MethodDelay = taskDelays
+	}
 
 	if *guestIP {
 		go guestPlayer(m)
