@@ -1,11 +1,13 @@
 #!/bin/sh
 # patchmod.sh SRCDIR OUTDIR GO: prepares OUTDIR/vcsim.mod (+ vcsim.sum) for `go build -modfile`: this
 # directory's go.mod with govmomi replaced by OUTDIR/govmomi, a tree of symlinks into the pinned module
-# in the module cache where only simulator/property_filter.go is a real file, with property_filter.patch
-# applied: a lock-order fix for a simulator deadlock (README.md, "Changes from 0.24"). The module
-# cache stays untouched, and go.sum still pins what is downloaded. Test infrastructure only.
-# Fails loudly when the patch no longer applies (after a govmomi bump): check whether the new release
-# has the fix (govmomi PR #4109) and then drop this step, or refresh the patch.
+# in the module cache where only two simulator files are real, patched copies (README.md, "Changes
+# from 0.24"): simulator/property_filter.go with property_filter.patch, a lock-order fix for a simulator
+# deadlock (govmomi PR #4109), and simulator/property_collector.go with property_collector.patch, one
+# full collect per WaitForUpdatesEx tick instead of one per update (the change feed was quadratic).
+# The module cache stays untouched, and go.sum still pins what is downloaded. Test infrastructure only.
+# Fails loudly when a patch no longer applies (after a govmomi bump): check whether the new release
+# has the fix and then drop that patch, or refresh it.
 set -eu
 src=$(cd "$1" && pwd) out=$2 go=$3
 mkdir -p "$out"
@@ -20,17 +22,20 @@ fi
 rm -rf "$out/govmomi"
 cp -rs "$dir" "$out/govmomi"
 find "$out/govmomi" -type d -exec chmod u+w {} +
-f="$out/govmomi/simulator/property_filter.go"
-rm -f "$f"
-cp "$dir/simulator/property_filter.go" "$f"
-chmod u+w "$f"
-if ! patch --quiet --no-backup-if-mismatch "$f" "$src/property_filter.patch"; then
-    echo "patchmod.sh: property_filter.patch does not apply to $dir (see the comment in this script)" >&2
-    exit 1
-fi
+# each patch NAME.patch replaces simulator/NAME.go with a patched real file
+for name in property_filter property_collector; do
+    f="$out/govmomi/simulator/$name.go"
+    rm -f "$f"
+    cp "$dir/simulator/$name.go" "$f"
+    chmod u+w "$f"
+    if ! patch --quiet --no-backup-if-mismatch "$f" "$src/$name.patch"; then
+        echo "patchmod.sh: $name.patch does not apply to $dir (see the comment in this script)" >&2
+        exit 1
+    fi
+done
 {
     cat "$src/go.mod"
-    printf '\n// Added by patchmod.sh: the pinned module plus property_filter.patch.\n'
+    printf '\n// Added by patchmod.sh: the pinned module plus property_filter.patch and property_collector.patch.\n'
     printf 'replace github.com/vmware/govmomi => %s\n' "$out/govmomi"
 } > "$out/vcsim.mod.tmp"
 cp "$src/go.sum" "$out/vcsim.sum"
