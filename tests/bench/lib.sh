@@ -4,14 +4,25 @@
 #                               pinned kubectl), KUBECONFIG, KUBECACHEDIR; wait for the images
 #   bench_down DIR              tear it down and remove DIR (BENCH_KEEP=1: keep it, say how to stop it)
 #   bench_operator_stop DIR     stop the devenv's vmop (by its pid file); bench_operator_start DIR again
+#   bench_build_floor DIR       build floor/ (Go) into DIR/benchfloor, once
+#   bench_kube_dir DIR OUT      the admin kubeconfig's server, CA and client credentials as files in OUT
+#                               (what the Go program reads)
+#   bench_cpu DIR               "component cpu-seconds" lines: vmop, kube-apiserver, etcd,
+#                               kube-controller-manager, vcsim (utime + stime from /proc, by pid file)
 #   bench_vmop_cycle DIR N WAIT_S OUT.json
 #                               one vmop run: apply N VMs (best-effort-xsmall, image by display name, one
 #                               cloud-config Secret) with one `kubectl apply`, wait (bounded) until every one
 #                               is PoweredOn with an IP, delete them all, wait until they are gone; writes
 #                               wall times, vCenter calls (SOAP + REST, per method) and Kubernetes requests
 #                               from vmop's /metrics, how long the `kubectl apply` itself took, the time at
-#                               which half of the VMs were ready, and the operator's peak RSS (/proc VmHWM)
-#                               as one JSON object
+#                               which half of the VMs were ready, CPU seconds per component and phase, and
+#                               the operator's peak RSS (/proc VmHWM) as one JSON object. Readiness comes from
+#                               one Kubernetes watch (floor/kready.go: each VM timed to its event).
+#                               BENCH_BACKLOG=1 (vmop must run with --leader-elect): the apply happens while a
+#                               Lease held by "bench-hold" keeps vmop standby (webhooks answer, nothing is
+#                               reconciled); then the Lease is deleted and the create is timed from vmop's
+#                               acquireTime: vmop's own provisioning with the objects already in place, without
+#                               the admission path of N `kubectl apply` writes competing for the 2 cores
 
 bench_now_ms() { date +%s%3N; }
 
@@ -88,27 +99,70 @@ bench_ready_names() {
         awk '$2 ~ /^PoweredOn\/[0-9]/ {print $1}' || true
 }
 
+bench_build_floor() { # dir
+    [ -x "$1/benchfloor" ] && return 0
+    GOTOOLCHAIN=local GOFLAGS=-mod=readonly go build -C "$BENCH_ROOT/tests/bench/floor" -o "$1/benchfloor" .
+}
+
+bench_kube_dir() { # dir out
+    local kc=$1/kubeconfig out=$2
+    mkdir -p "$out"
+    v() { kubectl --kubeconfig "$kc" config view --raw --minify -o "jsonpath={$1}"; }
+    v .clusters[0].cluster.server >"$out/server"
+    v '.clusters[0].cluster.certificate-authority-data' | base64 -d >"$out/ca.crt"
+    if [ -n "$(v .users[0].user.token)" ]; then
+        (umask 077 && v .users[0].user.token >"$out/token")
+    else
+        v '.users[0].user.client-certificate-data' | base64 -d >"$out/client.crt"
+        (umask 077 && v '.users[0].user.client-key-data' | base64 -d >"$out/client.key")
+    fi
+}
+
+bench_cpu() { # dir
+    local c pid
+    for c in operator kube-apiserver etcd kube-controller-manager vcsim; do
+        pid=$(cat "$1/$c.pid" 2>/dev/null) || continue
+        awk -v c="$c" '{ sub(/^.*\) /, ""); printf "%s %.2f\n", c, ($12 + $13) / 100 }' "/proc/$pid/stat" 2>/dev/null || true
+    done
+}
+
+BENCH_LEASE_NS=vmop-system BENCH_LEASE=vmop-leader # vmop's defaults (--namespace, --lease-name)
+
+bench_hold_lease() { # dir: restart vmop as a standby behind a Lease held by "bench-hold"
+    bench_operator_stop "$1"
+    kubectl delete lease -n $BENCH_LEASE_NS $BENCH_LEASE --ignore-not-found >/dev/null
+    kubectl create -f - >/dev/null <<EOF
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: $BENCH_LEASE, namespace: $BENCH_LEASE_NS}
+spec: {holderIdentity: bench-hold, leaseDurationSeconds: 3600, acquireTime: "$(date -u +%Y-%m-%dT%H:%M:%S.000000Z)", renewTime: "$(date -u +%Y-%m-%dT%H:%M:%S.000000Z)"}
+EOF
+    bench_operator_start "$1"
+}
+
 bench_vmop_cycle() { # dir n wait_s out.json
-    local dir=$1 n=$2 wait_s=$3 out=$4 w=$1/cycle i up=0 left t0 ta t1 t2 now
+    local dir=$1 n=$2 wait_s=$3 out=$4 w=$1/cycle i up=0 left t0 ta t1 t2 kpid
     rm -rf "$w" && mkdir -p "$w"
+    bench_build_floor "$dir"
+    [ -d "$dir/kubefiles" ] || bench_kube_dir "$dir" "$dir/kubefiles"
     bench_manifest "$n" >"$w/bench.yaml"
-    : >"$w/seen"
+    [ -n "${BENCH_BACKLOG:-}" ] && bench_hold_lease "$dir"
+    "$dir/benchfloor" -devenv "$dir" -phase kready -lat-kube-dir "$dir/kubefiles" -lat-api-version v1alpha6 \
+        -kready-n "$n" -kready-timeout "${wait_s}s" -kready-started "$w/watching" \
+        -kready-lease "$BENCH_LEASE_NS/$BENCH_LEASE" >"$w/kready.json" 2>"$w/kready.log" &
+    kpid=$!
+    for ((i = 0; i < 300; i++)); do [ -e "$w/watching" ] && break; sleep 0.1; done
     bench_metrics "$dir" "$w/m0"
+    bench_cpu "$dir" >"$w/cpu0"
     t0=$(bench_now_ms)
     kubectl apply -f "$w/bench.yaml" >/dev/null
     ta=$(bench_now_ms)
-    for ((i = 0; i < wait_s * 2; i++)); do
-        bench_ready_names >"$w/ready"
-        now=$(bench_now_ms)
-        # first time each VM was seen ready, in ms after the apply
-        awk -v t=$((now - t0)) 'FILENAME == ARGV[1] {seen[$1] = 1; next} !($1 in seen) {print $1, t}' \
-            "$w/seen" "$w/ready" >>"$w/seen"
-        up=$(wc -l <"$w/seen")
-        [ "$up" -ge "$n" ] && break
-        sleep 0.5
-    done
+    [ -n "${BENCH_BACKLOG:-}" ] && kubectl delete lease -n $BENCH_LEASE_NS $BENCH_LEASE >/dev/null
+    wait "$kpid" || echo "WARNING: the readiness watch failed (see $w/kready.log)" >&2
     t1=$(bench_now_ms)
     bench_metrics "$dir" "$w/m1"
+    bench_cpu "$dir" >"$w/cpu1"
+    up=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("ready", 0))' "$w/kready.json" 2>/dev/null || echo 0)
     [ "$up" -ge "$n" ] || echo "WARNING: only $up of $n VMs were PoweredOn with an IP after ${wait_s}s" >&2
 
     kubectl delete vm -l bench=1 --wait=false >/dev/null
@@ -120,13 +174,15 @@ bench_vmop_cycle() { # dir n wait_s out.json
     done
     t2=$(bench_now_ms)
     bench_metrics "$dir" "$w/m2"
+    bench_cpu "$dir" >"$w/cpu2"
     [ "$left" -eq 0 ] || echo "WARNING: $left VMs still present after ${wait_s}s" >&2
     kubectl delete secret bench-cc --ignore-not-found >/dev/null
     awk '/^VmHWM:/ {print $2}' "/proc/$(cat "$dir/operator.pid")/status" >"$w/rss_kb"
 
-    python3 - "$w" "$n" "$up" "$left" "$t0" "$ta" "$t1" "$t2" >"$out" <<'PY'
+    python3 - "$w" "$n" "$up" "$left" "$t0" "$ta" "$t1" "$t2" "${BENCH_BACKLOG:-}" >"$out" <<'PY'
 import json, re, statistics, sys
-w, n, up, left, t0, ta, t1, t2 = sys.argv[1], *map(int, sys.argv[2:])
+w, backlog = sys.argv[1], sys.argv[9] != ""
+n, up, left, t0, ta, t1, t2 = map(int, sys.argv[2:9])
 line = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)')
 
 def read(p):
@@ -151,11 +207,21 @@ def by_method(a, b):
     return d
 
 m0, m1, m2 = (read("%s/%s" % (w, f)) for f in ("m0", "m1", "m2"))
-seen = [int(l.split()[1]) for l in open(w + "/seen") if l.strip()]
-r = {"n": n, "ready": up, "left": left,
-     "create_s": round((t1 - t0) / 1000, 3), "apply_s": round((ta - t0) / 1000, 3),
+kr = json.load(open(w + "/kready.json"))
+start = kr.get("lease_acquire_ms") if backlog else t0  # backlog: from the moment vmop became the leader
+seen = [x - start for x in kr.get("ready_ms", [])] if start else []
+r = {"n": n, "ready": up, "left": left, "backlog": backlog,
+     "create_s": round(max(seen) / 1000, 3) if seen and up >= n else round((t1 - t0) / 1000, 3),
+     "apply_s": round((ta - t0) / 1000, 3),
      "delete_s": round((t2 - t1) / 1000, 3),
      "p50_ready_s": round(statistics.median(seen) / 1000, 3) if seen else None}
+if backlog:
+    r["leader_after_apply_s"] = round((start - ta) / 1000, 3) if start else None
+def cpu(p):
+    return {l.split()[0]: float(l.split()[1]) for l in open(p) if l.strip()}
+c0, c1, c2 = (cpu("%s/%s" % (w, f)) for f in ("cpu0", "cpu1", "cpu2"))
+r["cpu_create_s"] = {k: round(c1[k] - c0.get(k, 0), 2) for k in c1}
+r["cpu_delete_s"] = {k: round(c2[k] - c1.get(k, 0), 2) for k in c2 if k in c1}
 for ph, a, b in (("create", m0, m1), ("delete", m1, m2)):
     soap = fam(b, "vmop_vcenter_soap_calls_total") - fam(a, "vmop_vcenter_soap_calls_total")
     rest = fam(b, "vmop_vcenter_rest_calls_total") - fam(a, "vmop_vcenter_rest_calls_total")

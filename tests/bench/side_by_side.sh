@@ -29,6 +29,7 @@ WAIT_S=${BENCH_WAIT_S:-$((60 + N))}
 OUT=${BENCH_OUT:-/tmp/vmop-bench-side-by-side.json}
 export VMOP_BUILD_DIR=${VMOP_BUILD_DIR:-$BENCH_ROOT/build-dev}
 export VMOP_WORKERS=${VMOP_WORKERS:-8} # devenv-configure passes it to vmop as --workers
+[ -z "${BENCH_BACKLOG:-}" ] || export VMOP_EXTRA_ARGS="${VMOP_EXTRA_ARGS:+$VMOP_EXTRA_ARGS }--leader-elect"
 case $N$RUNS in *[!0-9]*) echo "usage: side_by_side.sh [N] [RUNS]" >&2; exit 2 ;; esac
 [ "$RUNS" -ge 1 ] || { echo "RUNS must be >= 1" >&2; exit 2; }
 say() { echo "side_by_side: $*" >&2; }
@@ -39,15 +40,38 @@ trap 'bench_down "$DIR"' EXIT
 # The floor: module mode with this machine's Go (>= 1.25, as the simulator), pinned by floor/go.sum.
 GO=$(command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 say "building the floor"
-GOTOOLCHAIN=local GOFLAGS=-mod=readonly "$GO" build -C "$BENCH_ROOT/tests/bench/floor" -o "$DIR/benchfloor" .
+PATH=$(dirname "$GO"):$PATH bench_build_floor "$DIR"
 
 say "starting the devenv in $DIR (build dir $VMOP_BUILD_DIR, $VMOP_WORKERS workers)"
 bench_up "$DIR"
 
 floor() { # n out.json log: vmop stopped meanwhile; a failed floor run leaves its JSON (errors > 0)
+    local ph
     bench_operator_stop "$DIR"
-    "$DIR/benchfloor" -devenv "$DIR" -n "$1" -c "$VMOP_WORKERS" -ip-timeout "${WAIT_S}s" \
-        -phase-timeout "$((WAIT_S * 2))s" ${BENCH_FLOOR_ARGS:-} >"$2" 2>"$3" || say "floor exited with $? (see $3)"
+    bench_cpu "$DIR" >"$2.cpu0"
+    for ph in create delete; do # two runs, so that the simulator's CPU splits by phase
+        "$DIR/benchfloor" -devenv "$DIR" -phase $ph -n "$1" -c "$VMOP_WORKERS" -ip-timeout "${WAIT_S}s" \
+            -phase-timeout "$((WAIT_S * 2))s" ${BENCH_FLOOR_ARGS:-} >"$2.$ph" 2>>"$3" || say "floor $ph exited with $? (see $3)"
+        bench_cpu "$DIR" >"$2.cpu-$ph"
+    done
+    python3 - "$2" <<'PY'
+import json, sys
+o = sys.argv[1]
+def load(p):
+    try:
+        return json.load(open(p))
+    except (OSError, ValueError):
+        return {}
+def cpu(p):
+    return {l.split()[0]: float(l.split()[1]) for l in open(p) if l.strip()}
+c, d = load(o + ".create"), load(o + ".delete")
+r = dict(d, **c)  # create's n, the union of the figures
+r["errors"] = c.get("errors", 1) + d.get("errors", 1)
+c0, c1, c2 = cpu(o + ".cpu0"), cpu(o + ".cpu-create"), cpu(o + ".cpu-delete")
+for ph, a, b, own in (("create", c0, c1, c.get("cpu_create_s")), ("delete", c1, c2, d.get("cpu_delete_s"))):
+    r["cpu_%s_s" % ph] = {"floor": own, **{k: round(b[k] - a.get(k, 0), 2) for k in b if k == "vcsim"}}
+json.dump(r, open(o, "w"))
+PY
     bench_operator_start "$DIR"
 }
 
@@ -118,9 +142,27 @@ print("%-7s | %s %s %s | %s %s %s | %s %s | %7s %7s | %s" % (
     f(M["floor"]["delete_s"]), f(M["vmop"]["delete_s"]), f(ratio(M["vmop"]["delete_s"], M["floor"]["delete_s"]), 6, 2),
     f(M["floor"]["p50_ready_s"]), f(M["vmop"]["p50_ready_s"]), "", "", f(M["vmop"]["rss_mib"])))
 print("(p50 rdy: seconds from the start of the create until half of the VMs were PoweredOn with an IP;"
-      " vmop's is polled every 0.5 s)")
-print("vmop's create includes the `kubectl apply` itself: %s s (median; per run %s)" % (
-    M["vmop"]["apply_s"], ", ".join(str(x.get("apply_s")) for x in vm)))
+      " vmop's VMs are timed to their Kubernetes watch event)")
+if any(x.get("backlog") for x in vm):
+    print("backlog mode: vmop's create is timed from the moment it became the leader (its Lease's acquireTime), "
+          "the N VMs already applied; the `kubectl apply` before it took %s s (median; per run %s)" % (
+              M["vmop"]["apply_s"], ", ".join(str(x.get("apply_s")) for x in vm)))
+else:
+    print("vmop's create includes the `kubectl apply` itself: %s s (median; per run %s)" % (
+        M["vmop"]["apply_s"], ", ".join(str(x.get("apply_s")) for x in vm)))
+def cpu_per_vm(rows, ph):  # median over runs of CPU seconds per VM, per component and in total
+    keys = sorted({k for x in rows for k in (x.get("cpu_%s_s" % ph) or {})})
+    per = {k: [((x.get("cpu_%s_s" % ph) or {}).get(k) or 0) / n for x in rows] for k in keys}
+    tot = [sum(((x.get("cpu_%s_s" % ph) or {}).get(k) or 0) for k in keys) / n for x in rows]
+    d = {k: round(statistics.median(v) * 1000, 1) for k, v in per.items()}
+    if tot:
+        d["total"] = round(statistics.median(tot) * 1000, 1)
+    return d
+CPU = {side: {ph: cpu_per_vm(rows, ph) for ph in ("create", "delete")} for side, rows in (("floor", fl), ("vmop", vm))}
+for ph in ("create", "delete"):
+    for side in ("floor", "vmop"):
+        print("CPU ms per VM, %s, %s (median): %s" % (ph, side, ", ".join(
+            "%s %s" % (k, v) for k, v in CPU[side][ph].items())))
 print()
 print("vCenter calls per VM (median): floor create %s, delete %s (SOAP); vmop create %s, delete %s (SOAP+REST)" % (
     M["floor"]["calls_per_vm_create"], M["floor"]["calls_per_vm_delete"],
@@ -138,7 +180,7 @@ rc = ratio(M["vmop"]["create_s"], M["floor"]["create_s"])
 print()
 print("ratio vmop/floor of the median create times (apply -> PoweredOn + IP): %s (goal <= 1.3)" % rc)
 res = {"n": n, "workers": workers, "runs": runs, "floor": M["floor"], "vmop": M["vmop"],
-       "ratio_create": rc, "ratio_delete": ratio(M["vmop"]["delete_s"], M["floor"]["delete_s"]),
+       "ratio_create": rc, "cpu_ms_per_vm": CPU, "ratio_delete": ratio(M["vmop"]["delete_s"], M["floor"]["delete_s"]),
        "floor_methods_per_vm": {ph: methods(fl, "calls_%s_by_method" % ph) for ph in ("create", "delete")},
        "vmop_methods_per_vm": {ph: methods(vm, "calls_%s_by_method" % ph) for ph in ("create", "delete")},
        "per_run": {"floor": fl, "vmop": vm}}

@@ -50,6 +50,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -71,7 +72,7 @@ var (
 	flagTemplate  = flag.String("template", "", "inventory path of the template VM (default: <datacenter>/vm/vmop-tiny-tmpl)")
 	flagFolder    = flag.String("folder", "bench-floor", "folder under the datacenter's VM folder (created when missing)")
 	flagPrefix    = flag.String("prefix", "floor-", "VM name prefix")
-	flagPhase     = flag.String("phase", "both", "create, delete (every VM in the folder), both, or latency (latency.go)")
+	flagPhase     = flag.String("phase", "both", "create, delete (every VM in the folder), both, latency (latency.go) or kready (kready.go)")
 	flagIPWait    = flag.String("ip-wait", "poll", "feed (one WaitForUpdatesEx over a ContainerView of the folder) or poll (one RetrievePropertiesEx of every waiting VM per -ip-poll)")
 	flagIPPoll    = flag.Duration("ip-poll", 200*time.Millisecond, "the poll interval of -ip-wait poll")
 	flagTaskWait  = flag.String("task-wait", "poll", "poll (read Task.info with backoff, as vmop) or collector (govmomi task.Wait)")
@@ -87,6 +88,15 @@ var (
 
 func logf(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "benchfloor: "+format+"\n", a...)
+}
+
+// cpuSeconds: this process's user + system CPU time so far (the floor's own share of a phase's CPU).
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 func die(format string, a ...any) {
@@ -842,8 +852,11 @@ func main() {
 	}
 	switch *flagPhase {
 	case "create", "delete", "both", "latency":
+	case "kready": // no vCenter: kready.go
+		runKReady()
+		return
 	default:
-		die("-phase must be create, delete, both or latency")
+		die("-phase must be create, delete, both, latency or kready")
 	}
 	switch *flagIPWait {
 	case "feed", "poll":
@@ -943,6 +956,7 @@ func main() {
 		out["setup_calls"] = setupCalls
 		logf("create: %d VMs from %s into %s, %d workers, task wait %s", *flagN, tmplPath, *flagFolder, *flagC, *flagTaskWait)
 		cnt.setPhase("create")
+		cpu0 := cpuSeconds()
 		pctx, pcancel := context.WithTimeout(root, *flagPhaseT)
 		r, d, err := e.create(pctx, t, *flagN, *flagC)
 		pcancel()
@@ -952,6 +966,7 @@ func main() {
 		}
 		calls, by := cnt.total("create")
 		out["create_s"] = round(d.Seconds(), 3)
+		out["cpu_create_s"] = round(cpuSeconds()-cpu0, 3)
 		out["created"] = len(r.vmTimes)
 		out["p50_vm_s"] = round(quantile(r.vmTimes, 0.50), 3)
 		out["p99_vm_s"] = round(quantile(r.vmTimes, 0.99), 3)
@@ -969,6 +984,7 @@ func main() {
 
 	if *flagPhase != "create" {
 		cnt.setPhase("delete")
+		cpu0 := cpuSeconds()
 		pctx, pcancel := context.WithTimeout(root, *flagPhaseT)
 		r, n, d, err := e.delete(pctx, folder, *flagC)
 		pcancel()
@@ -978,6 +994,7 @@ func main() {
 		}
 		calls, by := cnt.total("delete")
 		out["delete_s"] = round(d.Seconds(), 3)
+		out["cpu_delete_s"] = round(cpuSeconds()-cpu0, 3)
 		out["deleted"] = len(r.vmTimes)
 		out["calls_delete"] = calls
 		out["calls_delete_by_method"] = by
