@@ -7,9 +7,10 @@
 # applies N VMs (best-effort-xsmall, one cloud-config Secret) with one `kubectl apply`, waits
 # (bounded) until every one is PoweredOn with an IP, lets it settle (BENCH_SETTLE_S, default 60 s),
 # then measures over the window with nothing changing:
-#   vCenter calls per minute by method (SOAP + REST, from vmop's /metrics; WaitForUpdatesEx, the
-#   change feed's long poll, shown apart), Kubernetes requests per minute, reconciles per minute,
-#   the operator's CPU (utime+stime, % of one core), its RSS (VmRSS) and peak RSS (VmHWM).
+#   vCenter calls per minute by method (SOAP by method, REST by route template, from /metrics;
+#   WaitForUpdatesEx, the change feed's long poll, shown apart), Kubernetes requests per minute,
+#   reconciles per minute, the operator's CPU (utime+stime, % of one core), its RSS (VmRSS) and
+#   peak RSS (VmHWM).
 # Then (BENCH_GROW=0 skips it) applies N more VMs, waits, settles, and reads the RSS again: per-VM
 # growth from N to 2N and the RSS projected to 10,000 VMs (linear from there).
 # Prints one line per figure and writes them as JSON to BENCH_OUT (default /tmp/vmop-bench-idle.json).
@@ -105,7 +106,7 @@ try:
           % (t1 - t0, n, res["reconciles"], res["vc_per_min"], res["vc_per_min_beyond_feed"],
              res["kube_per_min"], res["cpu_pct"], res["rss_mib"], res["peak_rss_mib"]), flush=True)
     for k in sorted(by):
-        print("  %-28s %8.2f calls/min" % (k, by[k]))
+        print("  %-64s %8.2f calls/min" % (k, by[k]))  # REST methods are route templates
     if grow:
         took = apply_vms(env, n, n)
         pause(settle)
