@@ -470,6 +470,19 @@ static void release_free_memory(int64_t *last_ms)
 #endif
 }
 
+/* glibc gives each thread that contends its own heap arena (up to 8 per core), and every arena
+ * keeps its own free memory resident. Two arenas for all of vmop's threads: RSS growth per VM at
+ * 300 -> 600 VMs 19.6 -> 13.9 KiB (tests/bench/idle.sh); the per-thread caches keep the lock
+ * cheap. MALLOC_ARENA_MAX in the environment still wins. */
+#define MALLOC_ARENAS 2
+static void limit_malloc_arenas(void)
+{
+#ifdef __GLIBC__
+    if (!getenv("MALLOC_ARENA_MAX"))
+        mallopt(M_ARENA_MAX, MALLOC_ARENAS);
+#endif
+}
+
 int vmop_run(const struct vmop_config *cfg)
 {
     struct proc p;
@@ -499,6 +512,8 @@ int vmop_run(const struct vmop_config *cfg)
     int code = 1, sig = 0;
     int64_t start_ms = vmop_mono_ms(), trimmed_ms = start_ms;
     char identity[200], host[128] = "";
+
+    limit_malloc_arenas(); /* before any thread of ours starts */
 
     memset(&p, 0, sizeof(p));
     p.cfg = cfg;
