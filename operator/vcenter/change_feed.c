@@ -434,20 +434,46 @@ struct vcfeed {
      * lock: nothing else is locked or called while it is held. */
     pthread_mutex_t seen_mu;
     struct vmop_map seen;
+    /* Also under seen_mu, for vcfeed_wait_power: seq counts what the feed heard (a power state,
+     * a VM gone, a watch lost, the stop); seen_cv (CLOCK_MONOTONIC) is signalled with each. */
+    uint64_t seq;
+    pthread_cond_t seen_cv;
+    int refs; /* atomic: vcfeed_new's reference plus vcfeed_hold's; the last release frees */
 };
+
+/* What f->seen holds per VM. */
+struct seen_vm {
+    unsigned n;                 /* watches holding it; never 0 */
+    enum vim_power_state power; /* runtime.powerState last heard (UNKNOWN: not yet) */
+    uint64_t power_seq;         /* f->seq when it was heard */
+};
+
+/* Something a waiter may want happened (under seen_mu). */
+static void seen_tick_locked(struct vcfeed *f)
+{
+    f->seq++;
+    pthread_cond_broadcast(&f->seen_cv);
+}
+
+static void seen_tick(struct vcfeed *f)
+{
+    pthread_mutex_lock(&f->seen_mu);
+    seen_tick_locked(f);
+    pthread_mutex_unlock(&f->seen_mu);
+}
 
 /* A watch holds the VM now. Out of memory: it is not recorded, so vcfeed_watching says 0 and
  * the caller keeps checking on its own, which is the safe side. */
 static void seen_add(struct vcfeed *f, const char *ref)
 {
-    unsigned *n;
+    struct seen_vm *n;
 
     pthread_mutex_lock(&f->seen_mu);
     n = vmop_map_get(&f->seen, ref);
     if (n) {
-        (*n)++;
-    } else if ((n = malloc(sizeof(*n))) != NULL) {
-        *n = 1;
+        n->n++;
+    } else if ((n = calloc(1, sizeof(*n))) != NULL) {
+        n->n = 1;
         if (vmop_map_put(&f->seen, ref, n) != VMOP_OK)
             free(n); /* not taken: still ours */
     }
@@ -457,13 +483,113 @@ static void seen_add(struct vcfeed *f, const char *ref)
 /* A watch no longer holds the VM. */
 static void seen_del(struct vcfeed *f, const char *ref)
 {
-    unsigned *n;
+    struct seen_vm *n;
 
     pthread_mutex_lock(&f->seen_mu);
     n = vmop_map_get(&f->seen, ref);
-    if (n && --*n == 0)
+    if (n && --n->n == 0) {
         vmop_map_del(&f->seen, ref); /* frees n */
+        seen_tick_locked(f);
+    }
     pthread_mutex_unlock(&f->seen_mu);
+}
+
+/* The update's runtime.powerState, when it has one. */
+static void seen_power(struct vcfeed *f, const struct vim_update *u)
+{
+    enum vim_power_state p = VIM_POWER_UNKNOWN;
+    struct seen_vm *n;
+
+    for (size_t j = 0; j < u->n && p == VIM_POWER_UNKNOWN; j++) {
+        const char *v = u->values ? u->values[j] : NULL;
+        if (!u->paths[j] || strcmp(u->paths[j], "runtime.powerState") != 0 || !v)
+            continue;
+        p = !strcmp(v, "poweredOn")    ? VIM_POWER_ON
+            : !strcmp(v, "poweredOff") ? VIM_POWER_OFF
+            : !strcmp(v, "suspended")  ? VIM_POWER_SUSPENDED
+                                       : VIM_POWER_UNKNOWN;
+        if (p == VIM_POWER_UNKNOWN)
+            return;
+    }
+    if (p == VIM_POWER_UNKNOWN)
+        return;
+    pthread_mutex_lock(&f->seen_mu);
+    n = vmop_map_get(&f->seen, u->ref.value);
+    if (n) {
+        n->power = p;
+        seen_tick_locked(f);
+        n->power_seq = f->seq;
+    }
+    pthread_mutex_unlock(&f->seen_mu);
+}
+
+/* 1 when the feed is running and every watch of it is live. */
+static int feed_live(struct vcfeed *f)
+{
+    int live;
+    pthread_mutex_lock(&f->lock);
+    live = f->stats.containers > 0 && f->stats.watches == f->stats.containers;
+    pthread_mutex_unlock(&f->lock);
+    return live;
+}
+
+int vcfeed_mark_vm(struct vcfeed *f, const char *moref_value, uint64_t *ret_mark)
+{
+    int held;
+
+    if (!f || !moref_value || !moref_value[0] || !ret_mark)
+        return 0;
+    pthread_mutex_lock(&f->seen_mu);
+    held = vmop_map_has(&f->seen, moref_value);
+    *ret_mark = f->seq;
+    pthread_mutex_unlock(&f->seen_mu);
+    return held && feed_live(f);
+}
+
+int vcfeed_wait_power(struct vcfeed *f, const char *moref_value, uint64_t mark,
+                      enum vim_power_state want, long timeout_ms)
+{
+    int64_t deadline = vmop_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+    int result = 0;
+
+    if (!f || !moref_value || !moref_value[0])
+        return -1;
+    pthread_mutex_lock(&f->seen_mu);
+    for (;;) {
+        const struct seen_vm *n = vmop_map_get(&f->seen, moref_value);
+        uint64_t seq = f->seq;
+        int64_t left = deadline - vmop_mono_ms();
+        struct timespec until;
+        if (!n) {
+            result = -1; /* it left the feed (destroyed, moved): the feed cannot tell */
+            break;
+        }
+        if (n->power_seq > mark && n->power == want) {
+            result = 1;
+            break;
+        }
+        pthread_mutex_unlock(&f->seen_mu);
+        if (!feed_live(f)) { /* f->lock is never taken under seen_mu */
+            pthread_mutex_lock(&f->seen_mu);
+            result = -1;
+            break;
+        }
+        pthread_mutex_lock(&f->seen_mu);
+        if (f->seq != seq)
+            continue; /* heard something meanwhile: look again */
+        if (left <= 0)
+            break;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += left / 1000;
+        until.tv_nsec += (left % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        (void)pthread_cond_timedwait(&f->seen_cv, &f->seen_mu, &until);
+    }
+    pthread_mutex_unlock(&f->seen_mu);
+    return result;
 }
 
 int vcfeed_watching(struct vcfeed *f, const char *moref_value)
@@ -629,6 +755,8 @@ static void process_batch(struct vcfeed_worker *wk, const struct vim_update_batc
             seen_add(f, u->ref.value);
         else if (ch.removed)
             seen_del(f, u->ref.value);
+        if (!ch.left)
+            seen_power(f, u);
         if (!ch.changed || suppress) {
             stat_add(f, &f->stats.dropped, 1);
         } else if (ch.left) {
@@ -765,6 +893,7 @@ static void *worker_main(void *arg)
         wk->watch = NULL;
         f->stats.watches--;
         pthread_mutex_unlock(&f->lock);
+        seen_tick(f); /* a waiter on this watch's VMs stops trusting it */
         vim_watch_free(w);
         if (worker_stopping(wk) || backoff_wait(wk, attempt++))
             break;
@@ -951,6 +1080,30 @@ void vcfeed_stop(struct vcfeed *f)
     f->stats.containers = 0;
     pthread_mutex_unlock(&f->lock);
     pthread_mutex_unlock(&f->admin);
+    seen_tick(f);
+}
+
+void vcfeed_hold(struct vcfeed *f)
+{
+    if (f)
+        __atomic_add_fetch(&f->refs, 1, __ATOMIC_ACQ_REL);
+}
+
+void vcfeed_release(struct vcfeed *f)
+{
+    if (!f || __atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) > 0)
+        return;
+    vcfeed_stop(f); /* stopped already unless vcfeed_free was never called */
+    for (size_t i = 0; f->props && f->props[i]; i++)
+        free(f->props[i]);
+    free(f->props);
+    vmop_map_clear(&f->seen); /* normally empty: every worker is freed */
+    pthread_cond_destroy(&f->cond);
+    pthread_cond_destroy(&f->seen_cv);
+    pthread_mutex_destroy(&f->seen_mu);
+    pthread_mutex_destroy(&f->lock);
+    pthread_mutex_destroy(&f->admin);
+    free(f);
 }
 
 void vcfeed_free(struct vcfeed *f)
@@ -958,15 +1111,7 @@ void vcfeed_free(struct vcfeed *f)
     if (!f)
         return;
     vcfeed_stop(f);
-    for (size_t i = 0; f->props && f->props[i]; i++)
-        free(f->props[i]);
-    free(f->props);
-    vmop_map_clear(&f->seen); /* normally empty: every worker is freed */
-    pthread_cond_destroy(&f->cond);
-    pthread_mutex_destroy(&f->seen_mu);
-    pthread_mutex_destroy(&f->lock);
-    pthread_mutex_destroy(&f->admin);
-    free(f);
+    vcfeed_release(f);
 }
 
 vmop_rc vcfeed_new(const struct vcfeed_opts *o, struct vcfeed **ret_feed, struct vmop_err *err)
@@ -999,7 +1144,9 @@ vmop_rc vcfeed_new(const struct vcfeed_opts *o, struct vcfeed **ret_feed, struct
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&f->cond, &ca);
+    pthread_cond_init(&f->seen_cv, &ca);
     pthread_condattr_destroy(&ca);
+    f->refs = 1;
     f->client = o->client;
     f->map = o->map;
     f->enqueue = o->enqueue;

@@ -83,7 +83,7 @@ vmop_rc vcfeed_set_containers(struct vcfeed *f, const char *const *containers,
 /* Cancels every wait (vim_watch_cancel) and joins the threads. Prompt unless a thread is inside
  * another vCenter call (bounded by the client's timeout). Idempotent. */
 void vcfeed_stop(struct vcfeed *f);
-/* Stops and frees. NULL is fine. */
+/* Stops, and frees once no vcfeed_hold() reference is left. NULL is fine. */
 void vcfeed_free(struct vcfeed *f);
 
 /* Counters for /metrics (monotonic except watches and last_error). */
@@ -109,6 +109,24 @@ void vcfeed_stats(struct vcfeed *f, struct vcfeed_stats *ret_stats);
  * vCenter (the property collector sends net changes only), so a caller that just created a VM
  * asks this before relying on the feed to tell it when the VM goes. */
 int vcfeed_watching(struct vcfeed *f, const char *moref_value);
+
+/* Waiting for a change the caller made (vmsync's TrySoft delete: the guest's shutdown), without
+ * reading the VM: vcfeed_mark_vm() right before the change, then vcfeed_wait_power(). The feed
+ * counts what it hears; a power state heard after the mark is newer than the call that caused it
+ * (the property collector reports the state at its answer, never an older one).
+ * vcfeed_mark_vm: 1 when every watch of the feed is live and one holds the VM (*ret_mark: now);
+ * else 0 (do not wait on the feed). */
+int vcfeed_mark_vm(struct vcfeed *f, const char *moref_value, uint64_t *ret_mark);
+/* Waits, at most timeout_ms, until the feed heard after mark that the VM's runtime.powerState is
+ * want: 1. 0: not within timeout_ms. -1: the feed can no longer tell (a watch went down, the feed
+ * stopped, the VM left it): the caller reads vCenter instead. */
+int vcfeed_wait_power(struct vcfeed *f, const char *moref_value, uint64_t mark,
+                      enum vim_power_state want, long timeout_ms);
+/* A waiter's reference: vcfeed_hold() (while whoever frees the feed cannot free it yet, e.g.
+ * under the lock that guards the pointer), vcfeed_release() after the last vcfeed_* call.
+ * vcfeed_free() stops the feed at once (waiters get -1) and frees it at the last release. */
+void vcfeed_hold(struct vcfeed *f);
+void vcfeed_release(struct vcfeed *f);
 
 /* ---- pure parts (exposed for unit tests) ----------------------------------------------------- */
 

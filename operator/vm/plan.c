@@ -92,6 +92,22 @@ enum pl_mode pl_mode_from_api(enum api_power_mode m)
     return PL_MODE_TRYSOFT;
 }
 
+long pl_soft_poll_ms(unsigned attempt)
+{
+    long ms = PL_SOFT_POLL_MIN_MS;
+    for (unsigned i = 0; i < attempt && ms < PL_SOFT_POLL_MAX_MS; i++)
+        ms *= 2;
+    return ms > PL_SOFT_POLL_MAX_MS ? PL_SOFT_POLL_MAX_MS : ms;
+}
+
+long pl_feed_backstop_ms(unsigned attempt)
+{
+    long ms = PL_FEED_BACKSTOP_MIN_MS;
+    for (unsigned i = 0; i < attempt && ms < PL_FEED_BACKSTOP_MAX_MS; i++)
+        ms *= 2;
+    return ms > PL_FEED_BACKSTOP_MAX_MS ? PL_FEED_BACKSTOP_MAX_MS : ms;
+}
+
 void pl_fields_str(unsigned f, char *buf, size_t size)
 {
     static const struct {

@@ -238,4 +238,19 @@ int pl_hw_version_wanted(const struct pl_input *in);
 /* Maps a power mode (UNSET -> TrySoft). */
 enum pl_mode pl_mode_from_api(enum api_power_mode m);
 
+/* The wait of a Soft/TrySoft power-off or standby (ShutdownGuest / StandbyGuest return once
+ * asked): the delay before read number `attempt` (0-based) of the VM's power state. No guest is
+ * down the moment it is asked, so the first read comes after PL_SOFT_POLL_MIN_MS, not at once (at
+ * once it nearly always found the VM still on and cost a read per delete); then doubling to
+ * PL_SOFT_POLL_MAX_MS. The caller stops at its deadline (--trysoft-timeout). */
+#define PL_SOFT_POLL_MIN_MS 200L
+#define PL_SOFT_POLL_MAX_MS 2000L
+long pl_soft_poll_ms(unsigned attempt);
+/* The same wait when the change feed holds the VM (vmsync.h vs_events): the feed's report of the
+ * new power state ends it without a read; a read at pl_feed_backstop_ms(attempt) (1 s doubling to
+ * 8 s) covers a feed that lags (the simulator's does under bursts) without waiting for it long. */
+#define PL_FEED_BACKSTOP_MIN_MS 1000L
+#define PL_FEED_BACKSTOP_MAX_MS 8000L
+long pl_feed_backstop_ms(unsigned attempt);
+
 #endif

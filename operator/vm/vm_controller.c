@@ -63,6 +63,13 @@ struct inf_slot {
 /* the longest wait before looking again at a VM the feed does not hold */
 #define VMC_UNWATCHED_MAX_MS 600000L
 
+/* A VM resource version whose finalizer this process removed (see done_delete_seen). */
+#define VMC_DONE_DELETES 256
+struct done_delete {
+    char uid[64]; /* metadata.uid; "" = free */
+    char rv[32];  /* metadata.resourceVersion of the version the finalizer came off */
+};
+
 /* One vCenter change feed per VCenterEndpoint in use (owned by the feed thread). */
 struct feed_slot {
     struct vmc *c;
@@ -93,6 +100,10 @@ struct vmc {
     struct feed_slot feeds[VMC_FEEDS_MAX];
     unsigned feed_passes; /* feeds_sync passes done (feed thread only) */
     struct pacing pace;   /* own status writes, create slots (pacing.h) */
+    /* deletes finished by this process (done_delete_*): done_mu guards done[] and done_next */
+    pthread_mutex_t done_mu;
+    struct done_delete done[VMC_DONE_DELETES];
+    unsigned done_next;
 };
 
 /* ---- keys and indexes ------------------------------------------------------------------------ */
@@ -730,6 +741,7 @@ vmop_rc vmc_new(struct kube_client *kc, struct kube_recorder *rec, struct vcente
         c->o.feed_max_folders = VMC_FEED_FOLDERS;
     pthread_mutex_init(&c->feed_mu, NULL);
     pthread_cond_init(&c->feed_cv, NULL);
+    pthread_mutex_init(&c->done_mu, NULL);
     pacing_init(&c->pace, c->o.max_creates, c->o.workers, VMC_DEFAULT_CREATES_PCT);
     rc = kube_queue_new(&qo, &c->q, err);
     if (rc != VMOP_OK)
@@ -872,6 +884,7 @@ void vmc_free(struct vmc *c)
     kube_queue_free(c->q);
     pthread_cond_destroy(&c->feed_cv);
     pthread_mutex_destroy(&c->feed_mu);
+    pthread_mutex_destroy(&c->done_mu);
     pacing_free(&c->pace);
     free(c);
 }
@@ -1387,6 +1400,77 @@ static void delete_ident(struct rctx *r, struct rs_desired *d)
     d->folder = r->binding ? r->binding->vm_folder : NULL;
 }
 
+/* ---- finished deletes -------------------------------------------------------------------------
+ * The finalizer came off version rv of the object with this uid: a reconcile that still finds that
+ * very version in the cache (the informer has not delivered the update yet) has nothing to do. The
+ * change feed reports the delete's own changes (the guest's power-off, the VM leaving the folder)
+ * while the key is being deleted, so the queue runs it once more right after; without this record
+ * that run looked the VM up in vCenter again (a read by uniqueID and FindByUuid, finding nothing)
+ * and sent a PUT the API server refused. A bounded ring: an entry is needed only for the moments
+ * until the informer catches up. A restart forgets it: the lookups then run once, harmlessly. */
+
+static const char *obj_rv(const cJSON *obj)
+{
+    return api_jstr(api_jget(obj, "metadata"), "resourceVersion");
+}
+
+static void done_delete_add(struct vmc *c, const char *uid, const char *rv)
+{
+    struct done_delete *d;
+    if (!uid || !*uid || !rv || !*rv || strlen(uid) >= sizeof(d->uid) ||
+        strlen(rv) >= sizeof(d->rv))
+        return; /* not recorded: the next run just looks again */
+    pthread_mutex_lock(&c->done_mu);
+    d = &c->done[c->done_next++ % VMC_DONE_DELETES];
+    snprintf(d->uid, sizeof(d->uid), "%s", uid);
+    snprintf(d->rv, sizeof(d->rv), "%s", rv);
+    pthread_mutex_unlock(&c->done_mu);
+}
+
+/* 1 when this process already removed its finalizer from exactly this version of the object. */
+static int done_delete_seen(struct vmc *c, const char *uid, const char *rv)
+{
+    int seen = 0;
+    if (!uid || !*uid || !rv || !*rv)
+        return 0;
+    pthread_mutex_lock(&c->done_mu);
+    for (unsigned i = 0; i < VMC_DONE_DELETES && !seen; i++)
+        seen = !strcmp(c->done[i].uid, uid) && !strcmp(c->done[i].rv, rv);
+    pthread_mutex_unlock(&c->done_mu);
+    return seen;
+}
+
+/* The delete's ears (vmsync.h vs_events): the change feed of the VM's vCenter, held for the call
+ * so that the feed thread cannot free it meanwhile (it stops it, and the waits then fall back to
+ * reading vCenter). */
+static int ev_mark(void *ud, const char *moref, uint64_t *ret_mark)
+{
+    return vcfeed_mark_vm(ud, moref, ret_mark);
+}
+
+static int ev_wait_power(void *ud, const char *moref, uint64_t mark, enum vim_power_state want,
+                         long timeout_ms)
+{
+    return vcfeed_wait_power(ud, moref, mark, want, timeout_ms);
+}
+
+/* The endpoint's feed with a reference taken (vcfeed_release it), or NULL. */
+static struct vcfeed *feed_hold(struct vmc *c, const char *endpoint)
+{
+    struct vcfeed *f = NULL;
+    if (!endpoint)
+        return NULL;
+    pthread_mutex_lock(&c->feed_mu);
+    for (size_t i = 0; i < VMC_FEEDS_MAX && !f; i++) {
+        if (c->feeds[i].feed && !strcmp(c->feeds[i].endpoint, endpoint)) {
+            f = c->feeds[i].feed;
+            vcfeed_hold(f);
+        }
+    }
+    pthread_mutex_unlock(&c->feed_mu);
+    return f;
+}
+
 static vmop_rc do_delete(struct rctx *r, struct vmop_err *err)
 {
     struct vs_deleted del = {0};
@@ -1394,6 +1478,8 @@ static vmop_rc do_delete(struct rctx *r, struct vmop_err *err)
     const char *uid = r->vm->status_unique_id, *iu = r->vm->instance_uuid;
     if (!has_finalizer(r->vm->obj))
         return VMOP_OK;
+    if (done_delete_seen(r->c, r->vm->uid, obj_rv(r->vm->obj)))
+        return VMOP_OK; /* done already; the cache is behind (the update is on its way) */
     {
         /* opt-in deletion protection (VM Operator's delete.check.vmoperator.vmware.com/<component>
          * annotations, which only privileged users may add or remove): nothing is deleted in
@@ -1428,8 +1514,12 @@ static vmop_rc do_delete(struct rctx *r, struct vmop_err *err)
             return rc;
         } else {
             struct rs_desired d;
+            struct vcfeed *f = feed_hold(r->c, r->endpoint ? r->endpoint->name : NULL);
+            struct vs_events ev = {ev_mark, ev_wait_power, f};
             delete_ident(r, &d);
-            rc = vs_delete(vmc_conn_sync(r->conn), &d, uid, r->vm->power_off_mode, &del, err);
+            rc = vs_delete(vmc_conn_sync(r->conn), &d, uid, r->vm->power_off_mode, f ? &ev : NULL,
+                           &del, err);
+            vcfeed_release(f);
             if (rc != VMOP_OK) {
                 event(r, "Warning", "DeleteFailed", "delete failed%s%s: %s",
                       err->fault[0] ? " with " : "", err->fault, err->msg);
@@ -1457,6 +1547,8 @@ static vmop_rc do_delete(struct rctx *r, struct vmop_err *err)
         vmop_err_clear(err);
         rc = VMOP_OK;
     }
+    if (rc == VMOP_OK)
+        done_delete_add(r->c, r->vm->uid, obj_rv(r->vm->obj));
     return rc;
 }
 

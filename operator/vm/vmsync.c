@@ -57,8 +57,6 @@
 #define VS_PATH_MAX    4096
 #define VS_UUID_MAX    64
 #define VS_SWITCH_MAX  128
-#define VS_POLL_MIN_MS 200
-#define VS_POLL_MAX_MS 2000
 
 /* ---- context and lookup cache -----------------------------------------------------------------
  */
@@ -1171,42 +1169,93 @@ static vmop_rc power_hard(struct vs_ctx *ctx, const struct vim_moref *vm, enum v
     return rc;
 }
 
-/* Asks the guest (ShutdownGuest / StandbyGuest) and waits, bounded, for the power state. */
-static vmop_rc power_soft(struct vs_ctx *ctx, const struct vim_moref *vm, enum vim_power_op op,
+/* Reads the VM's power state (one read). */
+static vmop_rc read_power(struct vs_ctx *ctx, const struct vim_moref *vm, enum vim_power_state *ret,
+                          struct vmop_err *err)
+{
+    struct vim_vm *v = NULL;
+    vmop_rc rc = vim_vm_get(ctx->client, vm, &v, err);
+    if (rc)
+        return rc;
+    *ret = v->power_state;
+    vim_vm_free(v);
+    return VMOP_OK;
+}
+
+/* Asks the guest (ShutdownGuest / StandbyGuest) and waits, bounded, for the power state: reads at
+ * pl_soft_poll_ms() (the first after a delay: no guest is down at once), the last one at the
+ * deadline, so a guest that never shuts down costs a timeout, not a hang. */
+/* The soft wait with the change feed: 1 reached (rc VMOP_OK), 0 not by the deadline, -1 the feed
+ * can no longer tell (poll for the rest); reads only as the backstop. */
+static int soft_wait_feed(struct vs_ctx *ctx, const struct vs_events *ev,
+                          const struct vim_moref *vm, uint64_t mark, enum vim_power_state want,
+                          double deadline, vmop_rc *rc, struct vmop_err *err)
+{
+    for (unsigned attempt = 0;; attempt++) {
+        double left = deadline - now_s();
+        long slice = pl_feed_backstop_ms(attempt);
+        enum vim_power_state s;
+        int h;
+        if (left <= 0)
+            return 0;
+        h = ev->wait_power(ev->ud, vm->value, mark, want,
+                           slice < left * 1000.0 ? slice : (long)(left * 1000.0));
+        if (h > 0)
+            *rc = VMOP_OK;
+        if (h != 0)
+            return h;
+        *rc = read_power(ctx, vm, &s, err); /* the backstop */
+        if (*rc || s == want)
+            return 1;
+    }
+}
+
+static vmop_rc power_soft(struct vs_ctx *ctx, const struct vs_events *ev,
+                          const struct vim_moref *vm, enum vim_power_op op,
                           enum vim_power_state want, struct vmop_err *err)
 {
     double deadline;
-    long delay = VS_POLL_MIN_MS;
+    enum vim_power_state s;
+    uint64_t mark = 0;
+    int feed = ev && ev->mark && ev->wait_power && ev->mark(ev->ud, vm->value, &mark);
     vmop_rc rc = vim_vm_power(ctx->client, vm, op, err);
 
     if (rc == VMOP_E_FAULT && vmop_err_is_fault(err, "InvalidPowerState")) {
-        vmop_err_clear(err); /* already there (or cannot be asked: the read below decides) */
+        vmop_err_clear(err); /* already there (or cannot be asked): one read decides */
+        rc = read_power(ctx, vm, &s, err);
+        if (rc || s == want)
+            return rc;
     } else if (rc) {
         return rc;
     }
     deadline = now_s() + (double)ctx->soft_wait_ms / 1000.0;
-    for (;;) {
-        struct vim_vm *v = NULL;
-        enum vim_power_state s;
-        rc = vim_vm_get(ctx->client, vm, &v, err);
+    if (feed) {
+        int h = soft_wait_feed(ctx, ev, vm, mark, want, deadline, &rc, err);
+        if (h > 0)
+            return rc;
+        if (h == 0)
+            goto timeout;
+    }
+    for (unsigned attempt = 0;; attempt++) {
+        double left = deadline - now_s();
+        long delay = pl_soft_poll_ms(attempt);
+        if (left <= 0)
+            break;
+        sleep_ms(delay < left * 1000.0 ? delay : (long)(left * 1000.0));
+        rc = read_power(ctx, vm, &s, err);
         if (rc)
             return rc;
-        s = v->power_state;
-        vim_vm_free(v);
         if (s == want)
             return VMOP_OK;
-        if (now_s() + (double)delay / 1000.0 > deadline)
-            break;
-        sleep_ms(delay);
-        delay = delay * 2 > VS_POLL_MAX_MS ? VS_POLL_MAX_MS : delay * 2;
     }
+timeout:
     return vmop_fail_fault(err, VMOP_E_TIMEOUT, "GuestOperationTimeout", 0,
                            "the guest of VM %s did not reach %s within %ld ms (%s)", vm->value,
                            vim_power_state_str(want), ctx->soft_wait_ms, vim_power_op_method(op));
 }
 
-static vmop_rc do_power(struct vs_ctx *ctx, const struct vim_moref *vm, const struct pl_action *a,
-                        struct vmop_err *err)
+static vmop_rc do_power(struct vs_ctx *ctx, const struct vs_events *ev, const struct vim_moref *vm,
+                        const struct pl_action *a, struct vmop_err *err)
 {
     enum vim_power_op hard, soft;
     enum vim_power_state want;
@@ -1225,7 +1274,7 @@ static vmop_rc do_power(struct vs_ctx *ctx, const struct vim_moref *vm, const st
     }
     if (a->mode == PL_MODE_HARD)
         return power_hard(ctx, vm, hard, err);
-    rc = power_soft(ctx, vm, soft, want, err);
+    rc = power_soft(ctx, ev, vm, soft, want, err);
     if (rc == VMOP_OK || a->mode == PL_MODE_SOFT || rc == VMOP_E_NOT_FOUND ||
         rc == VMOP_E_TRANSPORT || rc == VMOP_E_AUTH)
         return rc;
@@ -1451,7 +1500,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
             case PL_POWER_ON:
             case PL_POWER_OFF:
             case PL_SUSPEND:
-                rc = do_power(ctx, &ret->obs.vm->ref, a, err);
+                rc = do_power(ctx, NULL, &ret->obs.vm->ref, a, err);
                 break;
             case PL_UPGRADE:
                 rc = do_upgrade(ctx, &ret->obs.vm->ref, a->hw_version, err);
@@ -1490,7 +1539,8 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
  */
 
 vmop_rc vs_delete(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
-                  enum api_power_mode mode, struct vs_deleted *ret, struct vmop_err *err)
+                  enum api_power_mode mode, const struct vs_events *ev, struct vs_deleted *ret,
+                  struct vmop_err *err)
 {
     struct vs_obs obs = {0};
     struct pl_obs po;
@@ -1520,7 +1570,7 @@ vmop_rc vs_delete(struct vs_ctx *ctx, const struct rs_desired *d, const char *un
                 ret->destroyed = 1;
             }
         } else {
-            rc = do_power(ctx, &obs.vm->ref, a, err);
+            rc = do_power(ctx, ev, &obs.vm->ref, a, err);
         }
     }
     pl_plan_free(&plan);

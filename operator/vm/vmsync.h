@@ -179,6 +179,17 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
 /* ---- delete -----------------------------------------------------------------------------------
  */
 
+/* How a delete hears of the VM's power state without reading it: the controller's change feed
+ * (change_feed.h vcfeed_mark_vm / vcfeed_wait_power). mark: 1 when the feed holds the VM and is
+ * live (*ret_mark: now); wait_power: 1 heard, after mark, that the VM is in state want; 0 not
+ * within timeout_ms; -1 the feed can no longer tell. */
+struct vs_events {
+    int (*mark)(void *ud, const char *moref, uint64_t *ret_mark);
+    int (*wait_power)(void *ud, const char *moref, uint64_t mark, enum vim_power_state want,
+                      long timeout_ms);
+    void *ud;
+};
+
 struct vs_deleted {
     int gone;                  /* no VM of the resource remains */
     int destroyed;             /* this call destroyed the resource's VM */
@@ -186,11 +197,16 @@ struct vs_deleted {
                                 * untouched */
 };
 /* Finds the VM of the resource as vs_observe() does; absent = done. Else powers it off (mode:
- * UNSET = Hard; suspended VMs are powered off hard) and destroys it. A foreign VM is never
- * touched: it is reported in ret->foreign and the delete is done all the same. ret is always
- * initialized. Idempotent. */
+ * UNSET = TrySoft, pl_plan_delete(); suspended VMs are powered off hard) and destroys it. TrySoft
+ * asks the guest (ShutdownGuest) and waits for it to be off: with ev (may be NULL) holding the VM,
+ * ev's report ends the wait (reads at pl_feed_backstop_ms() only back it up); else it reads the
+ * power state at pl_soft_poll_ms(). It powers off hard when the guest is not off within
+ * opts.soft_wait_ms (or cannot be asked: no VMware Tools). A
+ * foreign VM is never touched: it is reported in ret->foreign and the delete is done all the
+ * same. ret is always initialized. Idempotent. */
 vmop_rc vs_delete(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
-                  enum api_power_mode mode, struct vs_deleted *ret, struct vmop_err *err);
+                  enum api_power_mode mode, const struct vs_events *ev, struct vs_deleted *ret,
+                  struct vmop_err *err);
 
 /* ---- placement facts --------------------------------------------------------------------------
  */

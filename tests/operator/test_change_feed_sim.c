@@ -8,8 +8,9 @@
  * (LEAVE), a second container added and removed at runtime, prompt stop; session expiry (resync
  * without a storm, changes still seen; and with more VMs than one page of updates); the simulator
  * killed and restarted on the same port (restart counted, gone VM enqueued, new VM seen); and the
- * idle cost with ~50 VMs (printed). Waits are bounded polls; the only fixed waits are the "nothing
- * happens" windows.
+ * idle cost with ~50 VMs (printed); the power-state waits vmsync's TrySoft delete uses
+ * (vcfeed_mark_vm / vcfeed_wait_power, and a hold across vcfeed_free). Waits are bounded polls; the
+ * only fixed waits are the "nothing happens" windows.
  */
 #include <check.h>
 #include <pthread.h>
@@ -539,6 +540,58 @@ START_TEST(test_idle_cost)
 }
 END_TEST
 
+/* vcfeed_mark_vm / vcfeed_wait_power (vmsync's TrySoft delete): a power state heard after the mark
+ * ends the wait; one heard before it does not count; nothing heard is a timeout; a VM the feed
+ * does not hold, a destroyed one and a stopped feed are "cannot tell" (-1). A hold keeps a freed
+ * feed readable. */
+START_TEST(test_wait_power)
+{
+    struct vcsim_opts so = {.no_seed = 1};
+    struct vcsim *sim = simfx_start(&so);
+    struct vim_client *c = client_for(sim);
+    const char *const containers[] = {"/DC0/vm", NULL};
+    struct vim_moref a;
+    struct vmop_err err = {0};
+    struct vcfeed_stats st;
+    struct rec r;
+    struct vcfeed *f;
+    uint64_t mark = 0, mark2 = 0;
+    long long t0;
+    unsigned one = 1;
+
+    rec_init(&r);
+    clone_vm(c, sim, "feed-w", "ns1/vm-w", 1, &a);
+    f = feed_start(c, containers, NULL, &r, 0, 1);
+    ck_assert(wait_stats(f, pred_watches, &one, BOUND_MS, &st));
+    t0 = vmop_test_now_ms();
+    while (!vcfeed_mark_vm(f, a.value, &mark) && vmop_test_now_ms() - t0 < BOUND_MS)
+        vmop_test_sleep_ms(20); /* bounded: until the initial set holds it */
+    ck_assert_msg(vcfeed_mark_vm(f, a.value, &mark), "the feed does not hold %s", a.value);
+    ck_assert(!vcfeed_mark_vm(f, "vm-999999", &mark2));
+    ck_assert_int_eq(vcfeed_wait_power(f, "vm-999999", mark, VIM_POWER_OFF, 100), -1);
+    /* nothing changes: a timeout, not an answer from what was heard before the mark */
+    ck_assert_int_eq(vcfeed_wait_power(f, a.value, mark, VIM_POWER_ON, 300), 0);
+    t0 = vmop_test_now_ms();
+    simfx_power(c, &a, VIM_OP_POWER_OFF);
+    ck_assert_int_eq(vcfeed_wait_power(f, a.value, mark, VIM_POWER_OFF, BOUND_MS), 1);
+    printf("vcfeed: power-off heard by a waiter after %lld ms\n", vmop_test_now_ms() - t0);
+    /* heard before this mark: does not count again */
+    ck_assert(vcfeed_mark_vm(f, a.value, &mark2));
+    ck_assert_int_eq(vcfeed_wait_power(f, a.value, mark2, VIM_POWER_OFF, 300), 0);
+    /* destroyed: it leaves the feed, which then cannot tell */
+    ck_assert_msg(vim_vm_destroy(c, &a, &err) == VMOP_OK, "destroy: %s", err.msg);
+    ck_assert_int_eq(vcfeed_wait_power(f, a.value, mark2, VIM_POWER_ON, BOUND_MS), -1);
+    /* held across vcfeed_free: stopped, still readable, freed by the release */
+    vcfeed_hold(f);
+    vcfeed_free(f);
+    ck_assert(!vcfeed_mark_vm(f, a.value, &mark2));
+    ck_assert_int_eq(vcfeed_wait_power(f, "vm-1", mark2, VIM_POWER_OFF, 100), -1);
+    vcfeed_release(f);
+    vim_client_free(c);
+    vcsim_stop(sim, NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("vcfeed_sim");
@@ -550,6 +603,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_session_expiry_paged);
     tcase_add_test(t, test_restart);
     tcase_add_test(t, test_idle_cost);
+    tcase_add_test(t, test_wait_power);
     suite_add_tcase(s, t);
     return s;
 }

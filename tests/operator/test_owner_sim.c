@@ -133,7 +133,8 @@ START_TEST(foreign_instance_uuid_is_a_conflict_and_survives_delete)
     vs_obs_free(&o);
 
     /* the finalizer's delete completes without touching it */
-    ck_assert_msg(vs_delete(w.ctx, &w.d, s.vm->ref.value, API_MODE_HARD, &del, &err) == VMOP_OK,
+    ck_assert_msg(vs_delete(w.ctx, &w.d, s.vm->ref.value, API_MODE_HARD, NULL, &del, &err) ==
+                      VMOP_OK,
                   "%s", err.msg);
     ck_assert_int_eq(del.gone, 1);
     ck_assert_int_eq(del.destroyed, 0);
@@ -175,7 +176,8 @@ START_TEST(foreign_unique_id_is_ignored_then_a_conflict)
 
     /* the own VM gone (deleted in vCenter), the hint still names the foreign VM: nothing is
      * created in its place */
-    ck_assert_msg(vs_delete(w.ctx, &w.d, own, API_MODE_HARD, &del, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_delete(w.ctx, &w.d, own, API_MODE_HARD, NULL, &del, &err) == VMOP_OK, "%s",
+                  err.msg);
     ck_assert_int_eq(del.destroyed, 1);
     ck_assert_int_eq(vs_apply(w.ctx, &w.d, s.vm->ref.value, &out, &err), VMOP_E_EXISTS);
     ck_assert_int_eq(out.conflict, 1);
@@ -187,7 +189,8 @@ START_TEST(foreign_unique_id_is_ignored_then_a_conflict)
 
     /* and the delete with that status completes, the foreign VM untouched */
     vmop_err_clear(&err);
-    ck_assert_msg(vs_delete(w.ctx, &w.d, s.vm->ref.value, API_MODE_HARD, &del, &err) == VMOP_OK,
+    ck_assert_msg(vs_delete(w.ctx, &w.d, s.vm->ref.value, API_MODE_HARD, NULL, &del, &err) ==
+                      VMOP_OK,
                   "%s", err.msg);
     ck_assert_int_eq(del.gone, 1);
     ck_assert_int_eq(del.destroyed, 0);
@@ -221,14 +224,16 @@ START_TEST(recreated_resource_does_not_inherit_the_old_vm)
     ck_assert_ptr_nonnull(strstr(out.message, OWN_KEY_UID));
     vs_outcome_free(&out);
     vmop_err_clear(&err);
-    ck_assert_msg(vs_delete(w.ctx, &w.d, old, API_MODE_HARD, &del, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_delete(w.ctx, &w.d, old, API_MODE_HARD, NULL, &del, &err) == VMOP_OK, "%s",
+                  err.msg);
     ck_assert_int_eq(del.destroyed, 0);
     ck_assert_int_eq(del.foreign.found, 1);
     ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 1); /* the old VM is still there */
 
     /* the resource it was made for still owns it */
     w.d.resource_uid = w.uid;
-    ck_assert_msg(vs_delete(w.ctx, &w.d, old, API_MODE_HARD, &del, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_delete(w.ctx, &w.d, old, API_MODE_HARD, NULL, &del, &err) == VMOP_OK, "%s",
+                  err.msg);
     ck_assert_int_eq(del.destroyed, 1);
     ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 0);
     sim_world_free(&w);
@@ -261,7 +266,8 @@ START_TEST(outside_the_folder_is_not_ours)
     vs_outcome_free(&out);
     w.d.folder = simfx_sim->folder;
     vmop_err_clear(&err);
-    ck_assert_msg(vs_delete(w.ctx, &w.d, own, API_MODE_HARD, &del, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_delete(w.ctx, &w.d, own, API_MODE_HARD, NULL, &del, &err) == VMOP_OK, "%s",
+                  err.msg);
     ck_assert_int_eq(del.destroyed, 1);
     sim_world_free(&w);
 }
@@ -311,7 +317,8 @@ START_TEST(legacy_vm_is_adopted_only_with_the_status_proof)
     ck_assert_int_eq(out.adopted, 0);
     ck_assert_str_eq(out.done, "");
     vs_outcome_free(&out);
-    ck_assert_msg(vs_delete(w.ctx, &w.d, own, API_MODE_HARD, &del, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_delete(w.ctx, &w.d, own, API_MODE_HARD, NULL, &del, &err) == VMOP_OK, "%s",
+                  err.msg);
     ck_assert_int_eq(del.destroyed, 1);
     sim_world_free(&w);
 }

@@ -617,6 +617,26 @@ START_TEST(names)
 }
 END_TEST
 
+/* The soft power-off wait: no read at once (the guest is never down yet), then doubling to a cap;
+ * the sum of the delays grows without bound, so any --trysoft-timeout is reached. */
+START_TEST(soft_poll_schedule)
+{
+    long sum = 0;
+    ck_assert_int_eq(pl_soft_poll_ms(0), PL_SOFT_POLL_MIN_MS);
+    ck_assert_int_eq(pl_soft_poll_ms(1), 2 * PL_SOFT_POLL_MIN_MS);
+    ck_assert_int_eq(pl_soft_poll_ms(2), 4 * PL_SOFT_POLL_MIN_MS);
+    for (unsigned a = 0; a < 100; a++) {
+        ck_assert_int_ge(pl_soft_poll_ms(a), PL_SOFT_POLL_MIN_MS);
+        ck_assert_int_le(pl_soft_poll_ms(a), PL_SOFT_POLL_MAX_MS);
+        if (a > 0)
+            ck_assert_int_ge(pl_soft_poll_ms(a), pl_soft_poll_ms(a - 1));
+        sum += pl_soft_poll_ms(a);
+    }
+    ck_assert_int_eq(pl_soft_poll_ms(4000000000u), PL_SOFT_POLL_MAX_MS); /* no overflow */
+    ck_assert_int_gt(sum, 120000);                                       /* the default timeout */
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("plan");
@@ -637,6 +657,7 @@ int main(void)
     tcase_add_test(tc, delete_plans);
     tcase_add_test(tc, restart_planned);
     tcase_add_test(tc, names);
+    tcase_add_test(tc, soft_poll_schedule);
     suite_add_tcase(s, tc);
     return vmop_check_run(s);
 }

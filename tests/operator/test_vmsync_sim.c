@@ -13,6 +13,9 @@
  * storage policies (SPBM, two datastores in the cluster): the binding's datastore when the policy
  * allows it, else the cluster's first compatible one, the choice cached; an unknown policy fails
  * in step "storage" with StoragePolicyNotFound naming the ID and StorageClass, nothing created.
+ * TrySoft delete: a guest that takes the shutdown and stays on (a second simulator with
+ * -task-delay ShutdownGuest=600000) is powered off hard after the timeout, polled or with a feed
+ * that hears nothing; a feed that cannot tell makes the delete read vCenter instead.
  * User data is compared with memcmp (never printed by an assertion).
  */
 #include <check.h>
@@ -420,14 +423,16 @@ START_TEST(delete_twice)
     apply_ok(&w, &out);
     snprintf(id, sizeof(id), "%s", out.obs.vm->ref.value);
     vs_outcome_free(&out);
-    ck_assert_msg(vs_delete(w.ctx, &w.d, id, API_MODE_UNSET, &del, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_delete(w.ctx, &w.d, id, API_MODE_UNSET, NULL, &del, &err) == VMOP_OK, "%s",
+                  err.msg);
     ck_assert_int_eq(del.gone, 1);
     ck_assert_int_eq(del.destroyed, 1);
     ck_assert_int_eq(vim_find_vm_by_uuid(w.c, w.inst, 1, &ref, &err), VMOP_E_NOT_FOUND);
     ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 0);
     vmop_err_clear(&err);
     before = soap_calls(w.c);
-    ck_assert_msg(vs_delete(w.ctx, &w.d, id, API_MODE_UNSET, &del, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_delete(w.ctx, &w.d, id, API_MODE_UNSET, NULL, &del, &err) == VMOP_OK, "%s",
+                  err.msg);
     ck_assert_int_eq(del.gone, 1);
     ck_assert_int_eq(del.destroyed, 0);
     ck_assert_uint_le(soap_calls(w.c) - before, 2);
@@ -732,7 +737,7 @@ static unsigned long create_failing_at(struct sim_world *w, struct failn *f, uns
                   simfx_count_by_uuid(w->c, w->inst));
     snprintf(id, sizeof(id), "%s", out.obs.vm->ref.value);
     vs_outcome_free(&out);
-    ck_assert_msg(vs_delete(w->ctx, &w->d, id, API_MODE_UNSET, &del, &err) == VMOP_OK, "%s",
+    ck_assert_msg(vs_delete(w->ctx, &w->d, id, API_MODE_UNSET, NULL, &del, &err) == VMOP_OK, "%s",
                   err.msg);
     ck_assert_uint_eq(simfx_count_by_uuid(w->c, w->inst), 0);
     return used;
@@ -787,7 +792,7 @@ static void trace_costs(struct sim_world *w)
     ck_assert_int_eq(vs_apply(w->ctx, &w->d, id, &out, &err), VMOP_OK);
     vs_outcome_free(&out);
     method_counts(w->c, &c);
-    ck_assert_int_eq(vs_delete(w->ctx, &w->d, id, API_MODE_UNSET, &del, &err), VMOP_OK);
+    ck_assert_int_eq(vs_delete(w->ctx, &w->d, id, API_MODE_UNSET, NULL, &del, &err), VMOP_OK);
     method_counts(w->c, &d);
     print_delta("create", &a, &b);
     print_delta("re-apply (in sync)", &b, &c);
@@ -838,7 +843,7 @@ static uint64_t create_lookups(struct sim_world *w)
     n = method_calls(w->c, "FindByInventoryPath") - before;
     snprintf(id, sizeof(id), "%s", out.obs.vm->ref.value);
     vs_outcome_free(&out);
-    ck_assert_msg(vs_delete(w->ctx, &w->d, id, API_MODE_HARD, &del, &err) == VMOP_OK, "%s",
+    ck_assert_msg(vs_delete(w->ctx, &w->d, id, API_MODE_HARD, NULL, &del, &err) == VMOP_OK, "%s",
                   err.msg);
     return n;
 }
@@ -857,6 +862,113 @@ START_TEST(relogin_drops_cached_morefs)
     /* the REST session's re-login (the library read in that create) drops them once more */
     create_lookups(&w);
     ck_assert_uint_eq(create_lookups(&w), 0); /* and cached again */
+    sim_world_free(&w);
+}
+END_TEST
+
+/* A stand-in for the change feed (vs_events): holds every VM, answers every wait with `answer`
+ * (0: heard nothing in time, -1: cannot tell) after sleeping the slice it was given (0) or not
+ * (-1), and counts the waits. */
+struct fake_ev {
+    int answer;
+    int waits;
+};
+
+static int fake_mark(void *ud, const char *moref, uint64_t *ret_mark)
+{
+    (void)ud;
+    (void)moref;
+    *ret_mark = 1;
+    return 1;
+}
+
+static int fake_wait(void *ud, const char *moref, uint64_t mark, enum vim_power_state want,
+                     long timeout_ms)
+{
+    struct fake_ev *f = ud;
+    (void)moref;
+    (void)mark;
+    (void)want;
+    f->waits++;
+    if (f->answer == 0 && timeout_ms > 0)
+        vmop_test_sleep_ms((unsigned)timeout_ms); /* the feed heard nothing for the slice */
+    return f->answer;
+}
+
+/* One TrySoft delete of resource n against a guest that does not shut down (this simulator delays
+ * its ShutdownGuest task by 10 min: the request is taken, the VM stays on): after the timeout (1 s
+ * here) it is powered off hard and destroyed; ShutdownGuest is asked once. */
+static void trysoft_delete_slow_guest(int n, const struct vs_events *ev)
+{
+    struct vs_options o = {.soft_wait_ms = 1000};
+    struct sim_world w;
+    struct vs_outcome out;
+    struct vs_deleted del;
+    struct vmop_err err = {0};
+    struct vim_moref ref;
+    char id[VIM_MOREF_VALUE_MAX];
+    uint64_t shut, off, reads;
+    long long t0, took;
+
+    world_init(&w, n, "vmop-tiny-ovf");
+    vs_ctx_free(w.ctx);
+    ck_assert_msg(vs_ctx_new(w.c, &o, &w.ctx, &err) == VMOP_OK, "ctx: %s", err.msg);
+    apply_ok(&w, &out);
+    ck_assert_int_eq(out.obs.vm->power_state, VIM_POWER_ON);
+    snprintf(id, sizeof(id), "%s", out.obs.vm->ref.value);
+    vs_outcome_free(&out);
+    shut = method_calls(w.c, "ShutdownGuest");
+    off = method_calls(w.c, "PowerOffVM_Task");
+    reads = method_calls(w.c, "RetrievePropertiesEx");
+    t0 = vmop_test_now_ms();
+    ck_assert_msg(vs_delete(w.ctx, &w.d, id, API_MODE_TRYSOFT, ev, &del, &err) == VMOP_OK, "%s",
+                  err.msg);
+    took = vmop_test_now_ms() - t0;
+    ck_assert_int_eq(del.gone, 1);
+    ck_assert_int_eq(del.destroyed, 1);
+    ck_assert_int_eq(vim_find_vm_by_uuid(w.c, w.inst, 1, &ref, &err), VMOP_E_NOT_FOUND);
+    ck_assert_uint_eq(method_calls(w.c, "ShutdownGuest") - shut, 1);
+    ck_assert_uint_eq(method_calls(w.c, "PowerOffVM_Task") - off, 1); /* hard, after the wait */
+    ck_assert_int_ge(took, o.soft_wait_ms);
+    ck_assert_int_lt(took, o.soft_wait_ms + 20000);
+    /* the observe, a few power reads (polled, or the feed's backstop), the two tasks' reads */
+    ck_assert_uint_le(method_calls(w.c, "RetrievePropertiesEx") - reads, 8);
+    sim_world_free(&w);
+}
+
+START_TEST(trysoft_delete_goes_hard_after_timeout)
+{
+    struct fake_ev silent = {0, 0};
+    struct vs_events ev = {fake_mark, fake_wait, &silent};
+    trysoft_delete_slow_guest(7, NULL); /* polled */
+    trysoft_delete_slow_guest(8, &ev);  /* a feed that never hears the power-off */
+    ck_assert_int_ge(silent.waits, 1);
+}
+END_TEST
+
+/* A feed that cannot tell (-1: a watch went down) makes the TrySoft delete read vCenter instead;
+ * the (quick) guest is off and the VM destroyed, without a hard power-off. */
+START_TEST(trysoft_delete_feed_blind_polls)
+{
+    struct fake_ev blind = {-1, 0};
+    struct vs_events ev = {fake_mark, fake_wait, &blind};
+    struct sim_world w;
+    struct vs_outcome out;
+    struct vs_deleted del;
+    struct vmop_err err = {0};
+    char id[VIM_MOREF_VALUE_MAX];
+    uint64_t off;
+
+    world_init(&w, 11, "vmop-tiny-ovf");
+    apply_ok(&w, &out);
+    snprintf(id, sizeof(id), "%s", out.obs.vm->ref.value);
+    vs_outcome_free(&out);
+    off = method_calls(w.c, "PowerOffVM_Task");
+    ck_assert_msg(vs_delete(w.ctx, &w.d, id, API_MODE_TRYSOFT, &ev, &del, &err) == VMOP_OK, "%s",
+                  err.msg);
+    ck_assert_int_eq(del.destroyed, 1);
+    ck_assert_int_eq(blind.waits, 1);
+    ck_assert_uint_eq(method_calls(w.c, "PowerOffVM_Task") - off, 0);
     sim_world_free(&w);
 }
 END_TEST
@@ -880,11 +992,19 @@ int main(void)
     tcase_add_test(tc, unknown_policy_fails_nothing_created);
     tcase_add_test(tc, fence_closed_creates_nothing);
     tcase_add_test(tc, fail_at_n_converges_to_one_vm);
+    tcase_add_test(tc, trysoft_delete_feed_blind_polls);
     {
         static const struct vcsim_opts exp = {
             .vms = VCSIM_NONE, .no_autostart = 1, .session_idle_timeout_ms = SESSION_IDLE_MS};
         TCase *te = simfx_tcase(s, "expiry", &exp, 120);
         tcase_add_test(te, relogin_drops_cached_morefs);
+    }
+    {
+        static const char *const slow_guest[] = {"-task-delay", "ShutdownGuest=600000", NULL};
+        static const struct vcsim_opts sg = {
+            .vms = VCSIM_NONE, .no_autostart = 1, .extra_args = slow_guest};
+        TCase *tg = simfx_tcase(s, "slow-guest", &sg, 120);
+        tcase_add_test(tg, trysoft_delete_goes_hard_after_timeout);
     }
     return vmop_check_run(s);
 }
