@@ -157,6 +157,22 @@ static cJSON *take_data(cJSON *obj)
     return v;
 }
 
+/* 1 when j nests no deeper than max levels (j itself is level 1). Recursion is bounded by max. */
+static int depth_within(const cJSON *j, int max)
+{
+    const cJSON *it;
+    if (!cJSON_IsObject(j) && !cJSON_IsArray(j))
+        return 1;
+    if (max < 1)
+        return 0;
+    cJSON_ArrayForEach(it, j)
+    {
+        if (!depth_within(it, max - 1))
+            return 0;
+    }
+    return 1;
+}
+
 static vmop_rc parse_data(const cJSON *v, cJSON **ret, struct vmop_err *err)
 {
     cJSON *d;
@@ -317,6 +333,17 @@ static vmop_rc check_input(const cJSON *obj, const struct cv_kind **ret_kind, in
     return VMOP_OK;
 }
 
+/* The depth is checked in the hub form, the one every conversion passes through: a version's
+ * own form may be a level or two deeper, and its conversion data is hub form. */
+static vmop_rc check_depth(const struct cv_kind *k, const cJSON *hub, struct vmop_err *err)
+{
+    if (depth_within(hub, API_CONVERT_MAX_DEPTH))
+        return VMOP_OK;
+    return vmop_fail(err, VMOP_E_INVALID,
+                     "the %s to convert is nested deeper than %d levels (in its %s form)", k->kind,
+                     API_CONVERT_MAX_DEPTH, API_CONVERT_HUB);
+}
+
 vmop_rc api_convert(const cJSON *obj, const char *desired_api_version, cJSON **ret,
                     struct vmop_err *err)
 {
@@ -336,9 +363,21 @@ vmop_rc api_convert(const cJSON *obj, const char *desired_api_version, cJSON **r
                          API_CONVERT_MAX_VERSION);
     if (!(work = cJSON_Duplicate(obj, 1)))
         return vmop_fail(err, VMOP_E_NOMEM, "out of memory copying a %s", k->kind);
-    if (from != to) {
+    if (from == to) {
+        /* nothing to convert, but what is returned must convert on: check its hub form */
+        cJSON *hub = NULL;
+        if (from != API_CONVERT_MAX_VERSION && !(hub = cJSON_Duplicate(obj, 1)))
+            rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory copying a %s", k->kind);
+        else if (hub)
+            rc = to_hub(k, hub, from, err);
+        if (rc == VMOP_OK)
+            rc = check_depth(k, hub ? hub : work, err);
+        cJSON_Delete(hub);
+    } else {
         if (from != API_CONVERT_MAX_VERSION)
             rc = to_hub(k, work, from, err);
+        if (rc == VMOP_OK)
+            rc = check_depth(k, work, err);
         if (rc == VMOP_OK && to != API_CONVERT_MAX_VERSION)
             rc = from_hub(k, work, to, err);
     }

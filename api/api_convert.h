@@ -33,12 +33,19 @@
 #define API_CONVERT_MAX_VERSION 6 /* v1alpha1 .. v1alpha6 */
 /* Largest conversion-data annotation value parsed (bytes). */
 #define API_CONVERT_MAX_DATA (2u << 20)
+/* Deepest object converted, counted in its hub (v1alpha6) form: nesting levels of objects and
+ * arrays, the object itself being 1. The hub form is the one every conversion passes through and
+ * the one kept as JSON text in the conversion-data annotation, which must parse again within
+ * cJSON's nesting limit (1000); a version's own form is at most two levels deeper. Real objects of
+ * these kinds, managedFields included, are under 20 levels deep. */
+#define API_CONVERT_MAX_DEPTH 128
 
 /* Converts obj (any served version of a known kind; borrowed) to desired_api_version
  * ("vmoperator.vmware.com/v1alphaN"). *ret: a new object (cJSON_Delete it). Fails with
  * VMOP_E_INVALID and a message naming the problem for a non-object, a missing or unknown kind or
- * apiVersion, metadata/spec/status that are not objects, or a conversion-data annotation that is
- * not a JSON object; VMOP_E_NOMEM when out of memory. */
+ * apiVersion, metadata/spec/status that are not objects, an object nested deeper than
+ * API_CONVERT_MAX_DEPTH in its hub form, or a conversion-data annotation that is not a JSON object;
+ * VMOP_E_NOMEM when out of memory. */
 vmop_rc api_convert(const cJSON *obj, const char *desired_api_version, cJSON **ret,
                     struct vmop_err *err);
 

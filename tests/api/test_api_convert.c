@@ -293,6 +293,59 @@ START_TEST(wrong_types_pass)
 }
 END_TEST
 
+/* A VirtualMachine whose spec.cdrom nests so that the object is depth levels deep in all. */
+static cJSON *deep_vm(int version, int depth)
+{
+    char *buf = malloc((size_t)depth * 2 + 256);
+    int i, n, inner = depth - 2; /* arrays below the object and its spec */
+    cJSON *o;
+    ck_assert_ptr_nonnull(buf);
+    n = sprintf(buf,
+                "{\"apiVersion\":\"vmoperator.vmware.com/v1alpha%d\",\"kind\":\"VirtualMachine\","
+                "\"spec\":{\"cdrom\":[",
+                version);
+    for (i = 1; i < inner; i++)
+        buf[n++] = '[';
+    for (i = 0; i < inner; i++)
+        buf[n++] = ']';
+    strcpy(buf + n, "}}");
+    o = cJSON_Parse(buf);
+    free(buf);
+    ck_assert_ptr_nonnull(o);
+    return o;
+}
+
+/* Conversion moves v1alpha4's spec.cdrom a level deeper (the hub's spec.hardware.cdrom) and keeps
+ * the hub object as JSON text in an annotation: an object at the limit in hub form converts down
+ * and back, one level more is refused (before, a deep cdrom converted but its annotation no longer
+ * parsed, so the stored object could not be read back). */
+START_TEST(depth_limit)
+{
+    struct vmop_err err = {0};
+    cJSON *ok = deep_vm(4, API_CONVERT_MAX_DEPTH - 1), *deep = deep_vm(4, API_CONVERT_MAX_DEPTH);
+    cJSON *a1 = NULL, *hub = NULL, *back = NULL, *out = NULL;
+
+    ck_assert_int_eq(api_convert(ok, "vmoperator.vmware.com/v1alpha1", &a1, &err), VMOP_OK);
+    ck_assert_int_eq(api_convert(a1, API_CONVERT_HUB_GV, &hub, &err), VMOP_OK);
+    ck_assert_int_eq(api_convert(hub, "vmoperator.vmware.com/v1alpha4", &back, &err), VMOP_OK);
+    ck_assert_ptr_nonnull(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(back, "spec"), "cdrom"));
+    ck_assert_int_eq(api_convert(deep, API_CONVERT_HUB_GV, &out, &err), VMOP_E_INVALID);
+    ck_assert_ptr_null(out);
+    ck_assert_ptr_nonnull(strstr(err.msg, "nested deeper than 128 levels (in its v1alpha6 form)"));
+    /* the same object asked for in its own version: nothing to convert, still refused, since
+     * what is returned must convert on */
+    ck_assert_int_eq(api_convert(deep, "vmoperator.vmware.com/v1alpha4", &out, &err),
+                     VMOP_E_INVALID);
+    ck_assert_ptr_null(out);
+    cJSON_Delete(back);
+    cJSON_Delete(hub);
+    cJSON_Delete(a1);
+    cJSON_Delete(deep);
+    cJSON_Delete(ok);
+}
+END_TEST
+
 START_TEST(served)
 {
     ck_assert(api_convert_served("VirtualMachine", "v1alpha1"));
@@ -313,6 +366,7 @@ int main(void)
     tcase_add_test(tc, v1alpha2_create_keeps_resolved_image);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, wrong_types_pass);
+    tcase_add_test(tc, depth_limit);
     tcase_add_test(tc, served);
     suite_add_tcase(s, tc);
     return vmop_check_run(s);
