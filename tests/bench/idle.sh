@@ -10,7 +10,7 @@
 #   vCenter calls per minute by method (SOAP by method, REST by route template, from /metrics;
 #   WaitForUpdatesEx, the change feed's long poll, shown apart), Kubernetes requests per minute,
 #   reconciles per minute, the operator's CPU (utime+stime, % of one core), its RSS (VmRSS) and
-#   peak RSS (VmHWM).
+#   peak RSS (VmHWM), the RSS split into anonymous (RssAnon) and file-backed (RssFile), threads.
 # Then (BENCH_GROW=0 skips it) applies N more VMs, waits, settles, and reads the RSS again: per-VM
 # growth from N to 2N and the RSS projected to 10,000 VMs (linear from there).
 # Prints one line per figure and writes them as JSON to BENCH_OUT (default /tmp/vmop-bench-idle.json).
@@ -99,12 +99,17 @@ try:
                 "reconciles": int(c1["rec"] - c0["rec"]),
                 "cpu_pct": round(100 * (cpu1 - cpu0) / (t1 - t0), 3),
                 "rss_mib": round(mem_kb(pid, "VmRSS") / 1024, 1),
-                "peak_rss_mib": round(mem_kb(pid, "VmHWM") / 1024, 1)})
+                "peak_rss_mib": round(mem_kb(pid, "VmHWM") / 1024, 1),
+                # RSS = anonymous (heap, stacks) + file-backed (the shared libraries' pages)
+                "rss_anon_mib": round(mem_kb(pid, "RssAnon") / 1024, 1),
+                "rss_file_mib": round(mem_kb(pid, "RssFile") / 1024, 1),
+                "threads": int(mem_kb(pid, "Threads"))})
     print("idle: window %.0f s with %d VMs: %d reconciles; vCenter calls/min %.2f (beyond the "
           "WaitForUpdatesEx long poll: %.2f), Kubernetes requests/min %.2f, operator CPU %.3f%% of a "
-          "core, RSS %.1f MiB (peak %.1f MiB)"
+          "core, RSS %.1f MiB (peak %.1f MiB; anonymous %.1f, file-backed %.1f; %d threads)"
           % (t1 - t0, n, res["reconciles"], res["vc_per_min"], res["vc_per_min_beyond_feed"],
-             res["kube_per_min"], res["cpu_pct"], res["rss_mib"], res["peak_rss_mib"]), flush=True)
+             res["kube_per_min"], res["cpu_pct"], res["rss_mib"], res["peak_rss_mib"],
+             res["rss_anon_mib"], res["rss_file_mib"], res["threads"]), flush=True)
     for k in sorted(by):
         print("  %-64s %8.2f calls/min" % (k, by[k]))  # REST methods are route templates
     if grow:
