@@ -11,13 +11,19 @@
  *
  * Ownership: the store owns one reference on each struct entry (text + rv); a lookup takes another
  * for the time it parses. Each struct kube_obj owns its parsed tree and key copy.
+ *
+ * Texts of ENTRY_DEFLATE_MIN bytes or more are kept deflated (zlib, raw stream): a VirtualMachine
+ * with its status is about 4 KB of JSON and a quarter of that deflated, and the cache holds every
+ * one; a lookup inflates before it parses (a few microseconds beside the parse).
  */
 #include "kube_informer.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "kube_util.h"
 
@@ -28,13 +34,22 @@ struct kube_obj {
     const char *rv; /* into json, or "" */
 };
 
-/* One cached object: its compact JSON text (no managedFields) and resourceVersion in one block.
- * Immutable and refcounted, so a lookup can take a reference under the store lock and parse after
- * dropping it. */
+/* Texts shorter than this are kept as they are: deflate gains little on them. */
+#define ENTRY_DEFLATE_MIN 512
+/* A 4 KiB window and memLevel 4 keep deflate's state near 20 KiB (256 KiB at zlib's defaults);
+ * the texts are a few KB, so a larger window would find little more to share. */
+#define ENTRY_WBITS    12
+#define ENTRY_MEMLEVEL 4
+
+/* One cached object: its compact JSON text (no managedFields), raw or deflated, and its
+ * resourceVersion, in one block. Immutable and refcounted, so a lookup can take a reference under
+ * the store lock and parse after dropping it. */
 struct entry {
     int refs;       /* atomic */
-    const char *rv; /* into text[], after the JSON's '\0' */
-    char text[];
+    size_t raw_len; /* the text's length, without its '\0' */
+    size_t z_len;   /* bytes of raw deflate stream in data[], or 0: data[] is the text and '\0' */
+    const char *rv; /* into data[], after the stored text, '\0'-terminated */
+    unsigned char data[];
 };
 
 const cJSON *kube_obj_json(const struct kube_obj *o)
@@ -107,10 +122,40 @@ static struct kube_obj *obj_wrap(cJSON *json, const char *key)
     return o;
 }
 
+/* The text of e inflated into a new buffer (the caller frees it), or NULL (NOMEM, or a stream
+ * that does not inflate to raw_len bytes, which entry_new never stores). */
+static char *entry_inflate(const struct entry *e)
+{
+    char *text = malloc(e->raw_len + 1);
+    z_stream zs = {0};
+    if (!text || inflateInit2(&zs, -ENTRY_WBITS) != Z_OK) {
+        free(text);
+        return NULL;
+    }
+    zs.next_in = (Bytef *)e->data;
+    zs.avail_in = (uInt)e->z_len;
+    zs.next_out = (Bytef *)text;
+    zs.avail_out = (uInt)e->raw_len;
+    int zrc = inflate(&zs, Z_FINISH);
+    size_t got = e->raw_len - zs.avail_out;
+    inflateEnd(&zs);
+    if (zrc != Z_STREAM_END || got != e->raw_len) {
+        free(text);
+        return NULL;
+    }
+    text[got] = '\0';
+    return text;
+}
+
 /* A fresh tree of a cached entry, or NULL (NOMEM). */
 static struct kube_obj *obj_parse(const struct entry *e, const char *key)
 {
-    return obj_wrap(cJSON_Parse(e->text), key);
+    if (!e->z_len)
+        return obj_wrap(cJSON_Parse((const char *)e->data), key);
+    char *text = entry_inflate(e);
+    cJSON *json = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    return obj_wrap(json, key);
 }
 
 /* The stand-in for an old state that could not be parsed (NOMEM): metadata.name/namespace only. */
@@ -128,6 +173,25 @@ static struct kube_obj *obj_stub(const char *key)
     return obj_wrap(j, key);
 }
 
+/* text (tl bytes) deflated into out (cap bytes): the stream's length, or 0 when it does not fit
+ * (it would not be smaller) or deflate fails; then the text is kept raw. */
+static size_t entry_deflate(const char *text, size_t tl, unsigned char *out, size_t cap)
+{
+    z_stream zs = {0};
+    if (tl < ENTRY_DEFLATE_MIN || tl > UINT32_MAX ||
+        deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -ENTRY_WBITS, ENTRY_MEMLEVEL,
+                     Z_DEFAULT_STRATEGY) != Z_OK)
+        return 0;
+    zs.next_in = (Bytef *)text;
+    zs.avail_in = (uInt)tl;
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    int zrc = deflate(&zs, Z_FINISH);
+    size_t n = cap - zs.avail_out;
+    deflateEnd(&zs);
+    return zrc == Z_STREAM_END ? n : 0;
+}
+
 /* The compact text of json (managedFields already dropped), or NULL (NOMEM). */
 static struct entry *entry_new(const cJSON *json)
 {
@@ -136,13 +200,20 @@ static struct entry *entry_new(const cJSON *json)
     if (!text)
         return NULL;
     size_t tl = strlen(text), rl = rv ? strlen(rv) : 0;
-    struct entry *e = malloc(sizeof(*e) + tl + 1 + rl + 1);
+    /* deflated only if it saves at least a tenth */
+    unsigned char *z = tl >= ENTRY_DEFLATE_MIN ? malloc(tl - tl / 10) : NULL;
+    size_t zl = z ? entry_deflate(text, tl, z, tl - tl / 10) : 0;
+    size_t stored = zl ? zl : tl + 1;
+    struct entry *e = malloc(sizeof(*e) + stored + rl + 1);
     if (e) {
         e->refs = 1;
-        memcpy(e->text, text, tl + 1);
-        memcpy(e->text + tl + 1, rv ? rv : "", rl + 1);
-        e->rv = e->text + tl + 1;
+        e->raw_len = tl;
+        e->z_len = zl;
+        memcpy(e->data, zl ? (const void *)z : (const void *)text, stored);
+        memcpy(e->data + stored, rv ? rv : "", rl + 1);
+        e->rv = (const char *)e->data + stored;
     }
+    free(z);
     free(text);
     return e;
 }

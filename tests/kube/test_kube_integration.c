@@ -763,10 +763,25 @@ static int resyncs_seen(struct hlog *l)
     return ok;
 }
 
-static void cmp_cm(struct kube_client *c, const char *name, const char *v, int create)
+/* Pseudo-random hex: text that deflates, but not to nothing. */
+static void fill_hex(char *buf, size_t n)
+{
+    unsigned x = 12345;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        buf[i] = "0123456789abcdef"[(x >> 16) & 15];
+    }
+    buf[n] = 0;
+}
+
+/* pad: a second data key, so that the cached text is long enough to be kept deflated. */
+static void cmp_cm(struct kube_client *c, const char *name, const char *v, const char *pad,
+                   int create)
 {
     struct vmop_err err = {0};
     cJSON *o = cm(name, "v", v);
+    if (pad)
+        cJSON_AddStringToObject(cJSON_GetObjectItem(o, "data"), "pad", pad);
     cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_GetObjectItem(o, "metadata"), "labels"),
                             "kit", "cmp");
     vmop_rc rc = create ? kube_create(c, &kube_res_configmaps, CMP_NS, o, NULL, NULL, &err)
@@ -811,9 +826,10 @@ START_TEST(informer_handler_sets_and_compact_store)
                                     .watch_timeout_s = 60};
     struct kube_informer_handlers ha = {c_add, c_upd, c_del, &a}, hb = {c_add, c_upd, c_del, &b};
     struct kube_informer *inf = NULL;
-    char got[256];
-    cmp_cm(c, "cmp-0", "0", 1);
-    cmp_cm(c, "cmp-1", "0", 1);
+    char got[256], pad[6001];
+    fill_hex(pad, sizeof(pad) - 1);
+    cmp_cm(c, "cmp-0", "0", NULL, 1); /* a short text, kept raw */
+    cmp_cm(c, "cmp-1", "0", pad, 1);  /* a long one, kept deflated */
     ck_assert_int_eq(kube_informer_new(c, &io, &ha, &inf, &err), VMOP_OK);
     ck_assert_int_eq(kube_informer_add_handlers(inf, &hb, &err), VMOP_OK);
     ck_assert_int_eq(kube_informer_add_index(inf, "v", by_v, NULL, &err), VMOP_OK);
@@ -841,7 +857,7 @@ START_TEST(informer_handler_sets_and_compact_store)
 
     /* an update: the lookup shows it, the reference taken before does not change, the index
      * follows */
-    cmp_cm(c, "cmp-0", "1", 0);
+    cmp_cm(c, "cmp-0", "1", NULL, 0);
     WAIT_UNTIL(hlog_n(&l) == 6, 10000);
     WAIT_UNTIL(cached_value_is(inf, CMP_NS "/cmp-0", "1"), 5000);
     ck_assert_str_eq(kube_json_path_str(kube_obj_json(o1), "data", "v"), "0");
@@ -865,7 +881,15 @@ START_TEST(informer_handler_sets_and_compact_store)
         ck_assert_int_eq(kube_informer_list(inf, &objs, &n, &err), VMOP_OK);
         ck_assert_uint_eq(n, 1);
         ck_assert_str_eq(kube_obj_key(objs[0]), CMP_NS "/cmp-1");
+        /* the deflated text comes back whole, also on a second lookup */
+        ck_assert_str_eq(kube_json_path_str(kube_obj_json(objs[0]), "data", "pad"), pad);
         kube_objs_free(objs, n);
+        struct kube_obj *o = kube_informer_get(inf, CMP_NS "/cmp-1");
+        ck_assert_ptr_nonnull(o);
+        ck_assert_str_eq(kube_json_path_str(kube_obj_json(o), "data", "pad"), pad);
+        ck_assert_str_eq(kube_json_path_str(kube_obj_json(o), "data", "v"), "0");
+        ck_assert(kube_obj_get_rv(o)[0]);
+        kube_obj_unref(o);
     }
 
     /* resyncs reach both sets with old == new */
