@@ -10,8 +10,8 @@
  * Storage: the cache keeps each object as its compact JSON text (cJSON_PrintUnformatted, without
  * metadata.managedFields: often half an object's size; nothing here reads them, and an update sent
  * without them keeps the server's) with its key and resourceVersion, about a fifth of the memory
- * of a cJSON tree; texts of 512 bytes or more deflated (zlib), a quarter again for a VM with its
- * status. Index values are computed when an object is inserted, from its parsed tree.
+ * of a cJSON tree; texts of 512 bytes or more deflated (zlib), under half again for a VM.
+ * Index values are computed when an object is inserted, from its parsed tree.
  *
  * Objects handed out (struct kube_obj) are immutable and refcounted, and each carries a tree parsed
  * for it: kube_informer_get / _list / _by_index parse every object they return (O(size) each, and
