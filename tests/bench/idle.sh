@@ -10,7 +10,8 @@
 #   vCenter calls per minute by method (SOAP by method, REST by route template, from /metrics;
 #   WaitForUpdatesEx, the change feed's long poll, shown apart), Kubernetes requests per minute,
 #   reconciles per minute, the operator's CPU (utime+stime, % of one core), its RSS (VmRSS) and
-#   peak RSS (VmHWM), the RSS split into anonymous (RssAnon) and file-backed (RssFile), threads.
+#   peak RSS (VmHWM), the RSS split into anonymous (RssAnon) and file-backed (RssFile), threads,
+#   and the allocator's heap in use and free (vmop_process_heap_{inuse,free}_bytes, glibc mallinfo2).
 # Then (BENCH_GROW=0 skips it) applies N more VMs, waits, settles, and reads the RSS again: per-VM
 # growth from N to 2N and the RSS projected to 10,000 VMs (linear from there).
 # Prints one line per figure and writes them as JSON to BENCH_OUT (default /tmp/vmop-bench-idle.json).
@@ -59,7 +60,9 @@ def counters(env):
         if x:
             by[x.group(1)] = by.get(x.group(1), 0) + v
     return {"vc": m.get("vmop_vcenter_soap_calls_total", 0) + m.get("vmop_vcenter_rest_calls_total", 0),
-            "kube": m.get("vmop_kube_requests_total", 0), "rec": cl.reconciles(m), "by": by}
+            "kube": m.get("vmop_kube_requests_total", 0), "rec": cl.reconciles(m), "by": by,
+            "heap_inuse": m.get("vmop_process_heap_inuse_bytes", 0),
+            "heap_free": m.get("vmop_process_heap_free_bytes", 0)}
 
 
 def apply_vms(env, first, count):
@@ -105,13 +108,18 @@ try:
                 # RSS = anonymous (heap, stacks) + file-backed (the shared libraries' pages)
                 "rss_anon_mib": round(mem_kb(pid, "RssAnon") / 1024, 1),
                 "rss_file_mib": round(mem_kb(pid, "RssFile") / 1024, 1),
-                "threads": int(mem_kb(pid, "Threads"))})
+                "threads": int(mem_kb(pid, "Threads")),
+                # the allocator's view (glibc mallinfo2): live data vs free memory it still holds
+                "heap_inuse_mib": round(c1["heap_inuse"] / 1048576, 1),
+                "heap_free_mib": round(c1["heap_free"] / 1048576, 1)})
     print("idle: window %.0f s with %d VMs: %d reconciles; vCenter calls/min %.2f (beyond the "
           "WaitForUpdatesEx long poll: %.2f), Kubernetes requests/min %.2f, operator CPU %.3f%% of a "
-          "core, RSS %.1f MiB (peak %.1f MiB; anonymous %.1f, file-backed %.1f; %d threads)"
+          "core, RSS %.1f MiB (peak %.1f MiB; anonymous %.1f, file-backed %.1f; %d threads; heap in "
+          "use %.1f MiB, free in the heap %.1f MiB)"
           % (t1 - t0, n, res["reconciles"], res["vc_per_min"], res["vc_per_min_beyond_feed"],
              res["kube_per_min"], res["cpu_pct"], res["rss_mib"], res["peak_rss_mib"],
-             res["rss_anon_mib"], res["rss_file_mib"], res["threads"]), flush=True)
+             res["rss_anon_mib"], res["rss_file_mib"], res["threads"], res["heap_inuse_mib"],
+             res["heap_free_mib"]), flush=True)
     for k in sorted(by):
         print("  %-64s %8.2f calls/min" % (k, by[k]))  # REST methods are route templates
     if grow:
