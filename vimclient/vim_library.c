@@ -293,12 +293,6 @@ vmop_rc vim_library_list(struct vim_client *c, struct vim_library_list *ret_list
 vmop_rc vim_library_find(struct vim_client *c, const char *name, char **ret_id,
                          struct vmop_err *err)
 {
-    return vim_library_find_known(c, name, NULL, ret_id, err);
-}
-
-vmop_rc vim_library_find_known(struct vim_client *c, const char *name, const char *known_id,
-                               char **ret_id, struct vmop_err *err)
-{
     struct vim_library_list list = {0};
     cJSON *body = NULL, *spec, *ids = NULL;
     vmop_rc rc;
@@ -314,13 +308,6 @@ vmop_rc vim_library_find_known(struct vim_client *c, const char *name, const cha
     rc = vim_rest_call(c, "POST", LIB_PATH "?~action=find", body, &ids, err);
     if (!rc)
         rc = check_id_array(ids, "finding a content library", err);
-    if (!rc && known_id && cJSON_GetArraySize(ids) == 1 &&
-        !strcmp(cJSON_GetArrayItem(ids, 0)->valuestring, known_id)) {
-        /* the one library found is the one the caller checked by exact name before */
-        if (!(*ret_id = strdup(known_id)))
-            rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
-        goto out;
-    }
     if (!rc)
         rc = libraries_from_ids(c, ids, name, &list, err);
     if (rc)

@@ -506,14 +506,6 @@ vmop_rc vim_library_list(struct vim_client *c, struct vim_library_list *ret_list
 /* Finds a library by exact name. VMOP_E_NOT_FOUND if none. */
 vmop_rc vim_library_find(struct vim_client *c, const char *name, char **ret_id,
                          struct vmop_err *err);
-/* The same, for a caller that found `known_id` by this exact name before: when the search
- * (POST ?~action=find, one call) answers exactly that one id, it is returned without reading the
- * library again (GET /rest/com/vmware/content/library/id:<id>, one call per id found); otherwise
- * as vim_library_find. known_id NULL is vim_library_find. Caveat: servers whose search ignores
- * case would keep answering the id after a rename to another case of the name; callers re-check
- * now and then (catalog_vc.c: hourly). */
-vmop_rc vim_library_find_known(struct vim_client *c, const char *name, const char *known_id,
-                               char **ret_id, struct vmop_err *err);
 
 enum vim_item_type { VIM_ITEM_OTHER = 0, VIM_ITEM_OVF, VIM_ITEM_VM_TEMPLATE };
 

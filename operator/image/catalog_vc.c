@@ -24,7 +24,7 @@ struct cache_entry {
     uint64_t used; /* LRU clock */
 };
 
-/* A library name found before: its id and when a read of the library last checked its name. */
+/* A library name found before: its id and when a search and a read last checked the name. */
 struct known_lib {
     const struct vim_client *c;
     char *name, *id;
@@ -38,6 +38,7 @@ struct cat_cache {
     uint64_t clock, hits, downloads;
     struct known_lib libs[CAT_KNOWN_LIBS_MAX]; /* guarded by lock */
     size_t n_libs;
+    int64_t recheck_ms; /* a remembered name is searched again after this (set before use) */
 };
 
 vmop_rc cat_cache_new(struct cat_cache **ret_cache, struct vmop_err *err)
@@ -54,8 +55,15 @@ vmop_rc cat_cache_new(struct cat_cache **ret_cache, struct vmop_err *err)
         free(c);
         return vmop_fail(err, VMOP_E_NOMEM, "cannot create the descriptor cache");
     }
+    c->recheck_ms = CAT_LIBRARY_RECHECK_MS;
     *ret_cache = c;
     return VMOP_OK;
+}
+
+void cat_cache_set_name_recheck_ms(struct cat_cache *c, int64_t ms)
+{
+    if (c)
+        c->recheck_ms = ms > 0 ? ms : 0;
 }
 
 static void entry_clear(struct cache_entry *e)
@@ -358,8 +366,8 @@ static vmop_rc add_missing(struct cat_scan *s, const char *ref, struct vmop_err 
     return VMOP_OK;
 }
 
-/* The id `name` was found as on c before, checked by a library read within
- * CAT_LIBRARY_RECHECK_MS (malloc'd), or NULL. */
+/* The id `name` was found as on c, by a search and a read that checked its exact name within the
+ * cache's recheck period (malloc'd), or NULL. */
 static char *known_get(struct cat_cache *cc, const struct vim_client *c, const char *name)
 {
     char *id = NULL;
@@ -369,16 +377,16 @@ static char *known_get(struct cat_cache *cc, const struct vim_client *c, const c
     pthread_mutex_lock(&cc->lock);
     for (size_t i = 0; i < cc->n_libs && !id; i++)
         if (cc->libs[i].c == c && !strcmp(cc->libs[i].name, name) &&
-            now - cc->libs[i].checked_ms < CAT_LIBRARY_RECHECK_MS)
-            id = strdup(cc->libs[i].id); /* NULL on NOMEM: the library is read again */
+            now - cc->libs[i].checked_ms < cc->recheck_ms)
+            id = strdup(cc->libs[i].id); /* NULL on NOMEM: the name is searched again */
     pthread_mutex_unlock(&cc->lock);
     return id;
 }
 
-/* Remembers that name is id on c; checked: a library read just checked the name (else only the
- * search answered the known id, and the check time stays). Best effort. */
+/* Remembers that a search and a read just found name as id on c. Best effort: with no room (or
+ * no memory) the name is searched at every scan. */
 static void known_put(struct cat_cache *cc, const struct vim_client *c, const char *name,
-                      const char *id, int checked)
+                      const char *id)
 {
     struct known_lib *k = NULL;
     char *nn, *ni;
@@ -391,9 +399,8 @@ static void known_put(struct cat_cache *cc, const struct vim_client *c, const ch
     if (!k && cc->n_libs < CAT_KNOWN_LIBS_MAX) {
         k = &cc->libs[cc->n_libs++];
         memset(k, 0, sizeof(*k));
-        checked = 1;
     }
-    if (k && (checked || strcmp(k->id ? k->id : "", id) != 0)) {
+    if (k) {
         nn = strdup(name);
         ni = strdup(id);
         if (nn && ni) {
@@ -410,6 +417,72 @@ static void known_put(struct cat_cache *cc, const struct vim_client *c, const ch
     pthread_mutex_unlock(&cc->lock);
 }
 
+/* Forgets the id remembered for name on c (the library it named is gone). */
+static void known_forget(struct cat_cache *cc, const struct vim_client *c, const char *name)
+{
+    if (!cc)
+        return;
+    pthread_mutex_lock(&cc->lock);
+    for (size_t i = 0; i < cc->n_libs; i++)
+        if (cc->libs[i].c == c && !strcmp(cc->libs[i].name, name)) {
+            free(cc->libs[i].name);
+            free(cc->libs[i].id);
+            cc->libs[i] = cc->libs[--cc->n_libs];
+            break;
+        }
+    pthread_mutex_unlock(&cc->lock);
+}
+
+/* The id of the library named ref->name (malloc'd in *ret_id): the one remembered when a search
+ * and a read checked the name within the recheck period (*ret_remembered = 1, no call), else what
+ * a search finds now (remembered from then on). VMOP_E_NOT_FOUND: no library has the name. */
+static vmop_rc library_id_of(struct vim_client *c, struct cat_cache *cache, const char *name,
+                             char **ret_id, int *ret_remembered, struct vmop_err *err)
+{
+    vmop_rc rc;
+
+    *ret_remembered = 0;
+    if ((*ret_id = known_get(cache, c, name))) {
+        *ret_remembered = 1;
+        return VMOP_OK;
+    }
+    rc = vim_library_find(c, name, ret_id, err);
+    if (rc == VMOP_OK)
+        known_put(cache, c, name, *ret_id);
+    return rc;
+}
+
+/* Lists one library's items into *ret_list (keeping e2 for the caller). A library referenced by
+ * name whose remembered id vCenter no longer knows is searched by name again at once: deleted (and
+ * perhaps created anew under the name) between two scans. *ret_id: the id listed (malloc'd). */
+static vmop_rc list_library(struct vim_client *c, struct cat_cache *cache,
+                            const struct api_library_ref *ref,
+                            struct vim_library_item_list *ret_list, char **ret_id,
+                            struct vmop_err *e2)
+{
+    int remembered = 0;
+    vmop_rc rc;
+
+    if (ref->id && *ref->id) {
+        if (!(*ret_id = strdup(ref->id)))
+            return vmop_fail(e2, VMOP_E_NOMEM, "out of memory");
+        return vim_library_items(c, *ret_id, ret_list, e2);
+    }
+    rc = library_id_of(c, cache, ref->name, ret_id, &remembered, e2);
+    if (rc == VMOP_OK)
+        rc = vim_library_items(c, *ret_id, ret_list, e2);
+    if (rc == VMOP_E_NOT_FOUND && remembered) {
+        known_forget(cache, c, ref->name);
+        free(*ret_id);
+        *ret_id = NULL;
+        vmop_err_clear(e2);
+        rc = library_id_of(c, cache, ref->name, ret_id, &remembered, e2);
+        if (rc == VMOP_OK)
+            rc = vim_library_items(c, *ret_id, ret_list, e2);
+    }
+    return rc;
+}
+
 /* Reads one library's items into a new list of s; a library vCenter does not know is "missing". */
 static vmop_rc read_library(struct vim_client *c, struct cat_cache *cache,
                             const struct api_library_ref *ref, struct cat_scan *s,
@@ -417,31 +490,13 @@ static vmop_rc read_library(struct vim_client *c, struct cat_cache *cache,
 {
     struct vim_library_item_list list = {0}, *nl;
     struct vmop_err e2 = {0};
-    char **ni, *id_copy = NULL;
-    char *found_id = NULL;
-    const char *id = ref->id && *ref->id ? ref->id : NULL;
-    const char *label = id ? id : ref->name;
+    char **ni, *id = NULL;
+    const char *label = ref->id && *ref->id ? ref->id : ref->name;
     vmop_rc rc;
 
     if (!label || !*label)
         return vmop_fail(err, VMOP_E_INVALID, "a library reference has neither a name nor an id");
-    if (!id) {
-        char *known = known_get(cache, c, ref->name);
-        rc = vim_library_find_known(c, ref->name, known, &found_id, &e2);
-        if (rc == VMOP_OK)
-            known_put(cache, c, ref->name, found_id, !known || strcmp(known, found_id) != 0);
-        free(known);
-        if (rc == VMOP_E_NOT_FOUND)
-            return add_missing(s, label, err);
-        if (rc) {
-            if (err && !err->rc)
-                *err = e2;
-            return rc;
-        }
-        id = found_id;
-    }
-    memset(&e2, 0, sizeof(e2));
-    rc = vim_library_items(c, id, &list, &e2);
+    rc = list_library(c, cache, ref, &list, &id, &e2);
     if (rc == VMOP_E_NOT_FOUND) {
         rc = add_missing(s, label, err);
         goto out;
@@ -457,19 +512,17 @@ static vmop_rc read_library(struct vim_client *c, struct cat_cache *cache,
     ni = realloc(s->library_ids, (s->n_lists + 1) * sizeof(*ni));
     if (ni)
         s->library_ids = ni;
-    id_copy = strdup(id);
-    if (!nl || !ni || !id_copy) {
+    if (!nl || !ni) {
         rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
         goto out;
     }
     s->lists[s->n_lists] = list;
-    s->library_ids[s->n_lists++] = id_copy;
-    id_copy = NULL;
+    s->library_ids[s->n_lists++] = id;
+    id = NULL;
     memset(&list, 0, sizeof(list));
 out:
-    free(id_copy);
+    free(id);
     vim_library_item_list_free(&list);
-    free(found_id);
     return rc;
 }
 

@@ -5,14 +5,18 @@
  * parsing OVF descriptors (vim_library_item_ovf + ovf_parse), reading VM-template facts
  * (vim_library_item_template), and the cache keyed by (item id, content version, last modified
  * time) so a resync of an unchanged item downloads nothing and reads no template VM. The cache
- * also remembers the id each library name was found as, so that a resync whose search answers that
- * same id does not read the library again (at least hourly it does: vim_library_find_known).
+ * also remembers the id each library name was found as (by a search and a read of the library,
+ * which checks the exact name): within CAT_LIBRARY_RECHECK_MS a reference by name is listed by
+ * that id with no search; a remembered id vCenter no longer knows is searched by name again in
+ * the same scan. So a library deleted or replaced is seen at the next scan, and a library renamed
+ * away (or another given the name) within the recheck period.
  *
  * What an unchanged library costs per scan (vCenter's documented REST behaviour, docs/design.md
- * "Image catalog: what a resync reads"): the search by name (references by name only), the item
- * id list, and one read per item. Nothing cheaper tells a library's items changed: a library's
- * `version` and `last_modified_time` do not move when items are added, removed or changed. The
- * result feeds cat_build_images() (catalog.h); nothing here touches Kubernetes.
+ * "Image catalog: what a resync reads"): the item id list and one read per item (at least hourly,
+ * for a reference by name, its search and library read too). Nothing cheaper tells a library's
+ * items changed: a library's `version` and `last_modified_time` do not move when items are added,
+ * removed or changed. The result feeds cat_build_images() (catalog.h); nothing here touches
+ * Kubernetes.
  *
  * Failure policy (so that a transient problem never deletes images):
  *  - listing a library, or any transport / TLS / authentication / timeout / memory failure while
@@ -43,13 +47,16 @@
 #define CAT_CACHE_MAX_BYTES   ((size_t)64 << 20)
 #define CAT_SCAN_MAX_ITEMS    CAT_MAX_IMAGES /* over all scanned libraries */
 #define CAT_KNOWN_LIBS_MAX    256            /* library names whose id is remembered */
-/* a library remembered by name is read again (its name checked) at least this often */
+/* a library remembered by name is searched and read again (its name checked) this often */
 #define CAT_LIBRARY_RECHECK_MS (3600 * 1000L)
 
 struct cat_cache;
 /* *ret: new empty cache, free with cat_cache_free(). */
 vmop_rc cat_cache_new(struct cat_cache **ret_cache, struct vmop_err *err);
 void cat_cache_free(struct cat_cache *cache); /* NULL is fine */
+/* How long a library name's id is trusted without a search (default CAT_LIBRARY_RECHECK_MS; 0:
+ * search at every scan). Before the cache is shared. */
+void cat_cache_set_name_recheck_ms(struct cat_cache *cache, int64_t ms);
 
 struct cat_cache_stats {
     uint64_t hits;      /* descriptors served from the cache */

@@ -412,10 +412,11 @@ static void snap(struct vim_client *c, uint64_t *v)
         v[i] = calls_of(c, r[i]);
 }
 
-/* An unchanged library costs its search, its item list and one read per item, and nothing more:
- * the library is not read again, no descriptor is downloaded, no template VM is read. A library
- * whose items change is listed again and the change reaches the catalog; a library replaced by
- * another of the same name is found anew. */
+/* An unchanged library costs its item list and one read per item, and nothing more: a library
+ * referenced by name is not searched or read again within the recheck period, no descriptor is
+ * downloaded, no template VM is read. A library whose items change is listed again and the change
+ * reaches the catalog; a library replaced by another of the same name is found anew in the same
+ * scan; past the recheck period every name is searched again. */
 START_TEST(resync_reads_only_what_changed)
 {
     struct vim_client *c = client_for(simfx_sim->url);
@@ -446,7 +447,7 @@ START_TEST(resync_reads_only_what_changed)
     ck_assert_ptr_nonnull(entry_named(&s, "resync-efi")->ovf);
     ck_assert_ptr_nonnull(entry_named(&s, "vmop-tiny-tmpl")->tmpl);
     cat_scan_free(&s);
-    ck_assert_uint_eq(b[0] - a[0], 2); /* one search per library reference by name */
+    ck_assert_uint_eq(b[0] - a[0], 0); /* the names' ids are remembered: no search */
     ck_assert_uint_eq(b[1] - a[1], 0); /* no library read again */
     ck_assert_uint_eq(b[2] - a[2], 2); /* one item list per library */
     ck_assert_uint_eq(b[3] - a[3], 3); /* one read per item */
@@ -478,7 +479,18 @@ START_TEST(resync_reads_only_what_changed)
     snap(c, b);
     ck_assert_uint_eq(s.n, 2); /* the new library is empty; vmop-images' two items */
     ck_assert_ptr_null(entry_named(&s, "resync-added"));
+    ck_assert_uint_eq(b[0] - a[0], 1); /* the old id is unknown: its name searched again */
     ck_assert_uint_eq(b[1] - a[1], 1); /* the new id is checked by name */
+    cat_scan_free(&s);
+
+    /* past the recheck period every name is searched (and its library read) again */
+    cat_cache_set_name_recheck_ms(cache, 0);
+    snap(c, a);
+    scan(c, cache, refs, 2, &s);
+    snap(c, b);
+    ck_assert_uint_eq(s.n, 2);
+    ck_assert_uint_eq(b[0] - a[0], 2);
+    ck_assert_uint_eq(b[1] - a[1], 2);
     cat_scan_free(&s);
 
     free(data);
