@@ -1,15 +1,16 @@
 /* vim_task.c: waiting for vSphere tasks, with a bound.
  *
- * Owns: the wait loop. It reads Task.info 25 ms after the start (no task ends sooner, and a read at
- * once would nearly always be wasted); while the task is queued or running it reads it again with
- * a backoff (50 ms doubling to 1 s), never past the deadline. A finished task gives its
- * result moref; a failed one VMOP_E_FAULT with the xsi:type of info.error.fault as err->fault and
- * localizedMessage plus the fault's own fields as the message. Polling is used instead of a
- * PropertyFilter so a wait holds no server-side object that could leak; tasks take seconds, so a
- * 1 s poll costs little. The simulator (govmomi v0.56) runs a task on its own after the call that
- * starts it returns: a read at once sees it running, the read after 25 ms its end.
- * Not here: starting tasks (vim_vm.c), cancelling them (a task still running at the deadline is
- * VMOP_E_TIMEOUT and is left alone).
+ * Owns: the wait loop and the one read it repeats (vim_task_poll, also for callers that hear of a
+ * task's end another way and read only as a backstop). It reads Task.info 25 ms after the start (no
+ * task ends sooner, and a read at once would nearly always be wasted); while the task is queued or
+ * running it reads it again with a backoff (50 ms doubling to 1 s), never past the deadline. A
+ * finished task gives its result moref; a failed one VMOP_E_FAULT with the xsi:type of
+ * info.error.fault as err->fault and localizedMessage plus the fault's own fields as the message.
+ * Polling is used instead of a PropertyFilter so a wait holds no server-side object that could
+ * leak; tasks take seconds, so a 1 s poll costs little. The simulator (govmomi v0.56) runs a task
+ * on its own after the call that starts it returns: a read at once sees it running, the read after
+ * 25 ms its end. Not here: starting tasks (vim_vm.c), cancelling them (a task still running at the
+ * deadline is VMOP_E_TIMEOUT and is left alone).
  */
 #include "vim_internal.h"
 #include "vmop_clock.h"
@@ -65,14 +66,48 @@ static vmop_rc task_error(const struct vim_moref *task, xmlNodePtr info, struct 
     return VMOP_E_FAULT;
 }
 
-vmop_rc vim_task_wait(struct vim_client *c, const struct vim_moref *task, long timeout_ms,
+vmop_rc vim_task_poll(struct vim_client *c, const struct vim_moref *task, int *ret_done,
                       struct vim_moref *ret_result, struct vmop_err *err)
 {
     static const char *const paths[] = {"info", NULL};
+    struct vim_objects objs = {0};
+    xmlNodePtr info;
+    char *state;
+    vmop_rc rc;
+
+    if (!c || !task || !vim_moref_is_set(task) || !ret_done)
+        return vmop_fail(err, VMOP_E_INVALID, "vim_task_poll: no task");
+    *ret_done = 0;
+    rc = vim_retrieve(c, task, "Task", paths, 0, &objs, err);
+    if (rc != VMOP_OK)
+        return rc;
+    info = objs.n ? vim_object_prop(&objs.items[0], "info") : NULL;
+    state = vim_xml_child_text(info, "state");
+    if (!state) {
+        rc = vmop_fail(err, VMOP_E_PROTO, "task %s: no info.state", task->value);
+    } else if (strcmp(state, "success") == 0) {
+        xmlNodePtr res = vim_xml_child(info, "result");
+        struct vim_moref ref;
+        memset(&ref, 0, sizeof(ref));
+        /* Only a moref result is kept (CloneVM: the new VM); other results are ignored. */
+        if (res && vim_xml_moref(res, &ref) != VMOP_OK)
+            memset(&ref, 0, sizeof(ref));
+        if (ret_result)
+            *ret_result = ref;
+        *ret_done = 1;
+    } else if (strcmp(state, "error") == 0) {
+        rc = task_error(task, info, err);
+    } /* else queued or running */
+    free(state);
+    vim_objects_free(&objs);
+    return rc;
+}
+
+vmop_rc vim_task_wait(struct vim_client *c, const struct vim_moref *task, long timeout_ms,
+                      struct vim_moref *ret_result, struct vmop_err *err)
+{
     long long deadline;
     long backoff = POLL_FIRST_MS;
-    char *state = NULL;
-    vmop_rc rc;
 
     if (!c || !task || !vim_moref_is_set(task))
         return vmop_fail(err, VMOP_E_INVALID, "vim_task_wait: no task");
@@ -82,50 +117,18 @@ vmop_rc vim_task_wait(struct vim_client *c, const struct vim_moref *task, long t
 
     sleep_ms(POLL_START_MS < timeout_ms ? POLL_START_MS : timeout_ms);
     for (;;) {
-        struct vim_objects objs = {0};
-        xmlNodePtr info;
-
-        rc = vim_retrieve(c, task, "Task", paths, 0, &objs, err);
-        if (rc != VMOP_OK)
-            break; /* the previous poll's state is freed below */
-        info = objs.n ? vim_object_prop(&objs.items[0], "info") : NULL;
-        free(state);
-        state = vim_xml_child_text(info, "state");
-        if (!state) {
-            vim_objects_free(&objs);
-            return vmop_fail(err, VMOP_E_PROTO, "task %s: no info.state", task->value);
-        }
-        if (strcmp(state, "success") == 0) {
-            xmlNodePtr res = vim_xml_child(info, "result");
-            struct vim_moref ref;
-            memset(&ref, 0, sizeof(ref));
-            /* Only a moref result is kept (CloneVM: the new VM); other results are ignored. */
-            if (res && vim_xml_moref(res, &ref) != VMOP_OK)
-                memset(&ref, 0, sizeof(ref));
-            if (ret_result)
-                *ret_result = ref;
-            rc = VMOP_OK;
-            vim_objects_free(&objs);
-            break;
-        }
-        if (strcmp(state, "error") == 0) {
-            rc = task_error(task, info, err);
-            vim_objects_free(&objs);
-            break;
-        }
-        vim_objects_free(&objs);
-        /* queued or running */
-        long long left = deadline - vmop_mono_ms();
-        if (left <= 0) {
-            rc = vmop_fail(err, VMOP_E_TIMEOUT, "task %s still %s after %ld ms", task->value, state,
-                           timeout_ms);
-            break;
-        }
+        int done = 0;
+        vmop_rc rc = vim_task_poll(c, task, &done, ret_result, err);
+        long long left;
+        if (rc != VMOP_OK || done)
+            return rc;
+        left = deadline - vmop_mono_ms(); /* queued or running */
+        if (left <= 0)
+            return vmop_fail(err, VMOP_E_TIMEOUT, "task %s still running after %ld ms", task->value,
+                             timeout_ms);
         sleep_ms(backoff < left ? backoff : (long)left);
         backoff = backoff * 2 > POLL_MAX_MS ? POLL_MAX_MS : backoff * 2;
     }
-    free(state);
-    return rc;
 }
 
 vmop_rc vim_entity_busy(struct vim_client *c, const struct vim_moref *entity, int *ret_busy,

@@ -44,24 +44,33 @@ static void vm_free_secret_buf(struct vbuf *b)
 }
 
 /* Calls a method that returns a Task and waits for it. ret_result may be NULL. */
-static vmop_rc vm_call_task(struct vim_client *c, const char *method,
-                            const struct vim_moref *this_ref, const char *params,
-                            struct vim_moref *ret_result, struct vmop_err *err)
+/* Calls a method that returns a Task; *ret_task: that task. */
+static vmop_rc vm_start_task(struct vim_client *c, const char *method,
+                             const struct vim_moref *this_ref, const char *params,
+                             struct vim_moref *ret_task, struct vmop_err *err)
 {
     struct vim_resp *resp = NULL;
-    struct vim_moref task;
     vmop_rc rc;
 
     rc = vim_soap_call(c, method, this_ref, params, VIM_RET_REQUIRED, &resp, err);
     if (rc)
         return rc;
-    if (vim_xml_moref(vim_xml_child(resp->response, "returnval"), &task) != VMOP_OK ||
-        strcmp(task.type, "Task") != 0) {
+    if (vim_xml_moref(vim_xml_child(resp->response, "returnval"), ret_task) != VMOP_OK ||
+        strcmp(ret_task->type, "Task") != 0) {
         vim_resp_free(resp);
         return vmop_fail(err, VMOP_E_PROTO, "%s: returnval is not a Task", method);
     }
     vim_resp_free(resp);
-    return vim_task_wait(c, &task, 0, ret_result, err);
+    return VMOP_OK;
+}
+
+static vmop_rc vm_call_task(struct vim_client *c, const char *method,
+                            const struct vim_moref *this_ref, const char *params,
+                            struct vim_moref *ret_result, struct vmop_err *err)
+{
+    struct vim_moref task;
+    vmop_rc rc = vm_start_task(c, method, this_ref, params, &task, err);
+    return rc ? rc : vim_task_wait(c, &task, 0, ret_result, err);
 }
 
 /* A ManagedObjectNotFound fault becomes VMOP_E_NOT_FOUND (err->fault stays set). */
@@ -267,6 +276,14 @@ vmop_rc vim_vm_destroy(struct vim_client *c, const struct vim_moref *vm, struct 
     if (!c || !vm_ref_ok(vm))
         return vmop_fail(err, VMOP_E_INVALID, "vim_vm_destroy: missing argument or not a VM");
     return vm_not_found(vm_call_task(c, "Destroy_Task", vm, NULL, NULL, err), err);
+}
+
+vmop_rc vim_vm_destroy_start(struct vim_client *c, const struct vim_moref *vm,
+                             struct vim_moref *ret_task, struct vmop_err *err)
+{
+    if (!c || !vm_ref_ok(vm) || !ret_task)
+        return vmop_fail(err, VMOP_E_INVALID, "vim_vm_destroy_start: missing argument");
+    return vm_not_found(vm_start_task(c, "Destroy_Task", vm, NULL, ret_task, err), err);
 }
 
 vmop_rc vim_vm_mark_as_vm(struct vim_client *c, const struct vim_moref *vm,

@@ -410,6 +410,10 @@ vmop_rc vim_vm_upgrade(struct vim_client *c, const struct vim_moref *vm, const c
                        struct vmop_err *err);
 /* Destroy_Task, awaited. A powered-on VM fails with InvalidPowerState: power it off first. */
 vmop_rc vim_vm_destroy(struct vim_client *c, const struct vim_moref *vm, struct vmop_err *err);
+/* Destroy_Task, not awaited: *ret_task is the task (vim_task_wait, vim_task_poll; a VM that is
+ * gone is VMOP_E_NOT_FOUND there too). */
+vmop_rc vim_vm_destroy_start(struct vim_client *c, const struct vim_moref *vm,
+                             struct vim_moref *ret_task, struct vmop_err *err);
 /* MarkAsVirtualMachine (turn a template into a VM in `pool`). */
 vmop_rc vim_vm_mark_as_vm(struct vim_client *c, const struct vim_moref *vm,
                           const struct vim_moref *pool, struct vmop_err *err);
@@ -424,6 +428,11 @@ vmop_rc vim_vm_mark_as_template(struct vim_client *c, const struct vim_moref *vm
  * the task's result moref in ret_result (may be NULL). A task error is VMOP_E_FAULT with the fault
  * type of info.error.fault and its message; running past the bound is VMOP_E_TIMEOUT. */
 vmop_rc vim_task_wait(struct vim_client *c, const struct vim_moref *task, long timeout_ms,
+                      struct vim_moref *ret_result, struct vmop_err *err);
+/* One read of the task: *ret_done 1 when it succeeded (ret_result as for vim_task_wait), 0 while
+ * it is queued or running; a failed task is VMOP_E_FAULT as for vim_task_wait. For a caller that
+ * hears of the task's end another way (the change feed) and reads only as a backstop. */
+vmop_rc vim_task_poll(struct vim_client *c, const struct vim_moref *task, int *ret_done,
                       struct vim_moref *ret_result, struct vmop_err *err);
 /* *ret_busy = 1 when a task of the entity's recentTask is queued or running (one read of
  * recentTask, then info.state of each task, newest first, at most VIM_BUSY_MAX_TASKS; a task the

@@ -437,6 +437,7 @@ struct vcfeed {
     /* Also under seen_mu, for vcfeed_wait_power: seq counts what the feed heard (a power state,
      * a VM gone, a watch lost, the stop); seen_cv (CLOCK_MONOTONIC) is signalled with each. */
     uint64_t seq;
+    uint64_t drop_seq; /* seq at the last seen_drop (a watch went, not a VM) */
     pthread_cond_t seen_cv;
     int refs; /* atomic: vcfeed_new's reference plus vcfeed_hold's; the last release frees */
 };
@@ -480,17 +481,32 @@ static void seen_add(struct vcfeed *f, const char *ref)
     pthread_mutex_unlock(&f->seen_mu);
 }
 
-/* A watch no longer holds the VM. */
-static void seen_del(struct vcfeed *f, const char *ref)
+static void seen_del_locked(struct vcfeed *f, const char *ref)
 {
-    struct seen_vm *n;
-
-    pthread_mutex_lock(&f->seen_mu);
-    n = vmop_map_get(&f->seen, ref);
+    struct seen_vm *n = vmop_map_get(&f->seen, ref);
     if (n && --n->n == 0) {
         vmop_map_del(&f->seen, ref); /* frees n */
         seen_tick_locked(f);
     }
+}
+
+/* A watch no longer holds the VM: vCenter said it left. */
+static void seen_del(struct vcfeed *f, const char *ref)
+{
+    pthread_mutex_lock(&f->seen_mu);
+    seen_del_locked(f, ref);
+    pthread_mutex_unlock(&f->seen_mu);
+}
+
+/* A watch no longer holds the VM because the watch itself goes (its container no longer watched,
+ * the feed stopping): the VM did not leave. Recorded in drop_seq, so that vcfeed_wait_gone does
+ * not take it for a VM that left. */
+static void seen_drop(struct vcfeed *f, const char *ref)
+{
+    pthread_mutex_lock(&f->seen_mu);
+    seen_del_locked(f, ref);
+    seen_tick_locked(f);
+    f->drop_seq = f->seq;
     pthread_mutex_unlock(&f->seen_mu);
 }
 
@@ -546,7 +562,9 @@ int vcfeed_mark_vm(struct vcfeed *f, const char *moref_value, uint64_t *ret_mark
     return held && feed_live(f);
 }
 
-int vcfeed_wait_power(struct vcfeed *f, const char *moref_value, uint64_t mark,
+/* The wait behind vcfeed_wait_power (gone 0: for the power state want) and vcfeed_wait_gone
+ * (gone 1: for the VM to leave the feed). */
+static int wait_heard(struct vcfeed *f, const char *moref_value, uint64_t mark, int gone,
                       enum vim_power_state want, long timeout_ms)
 {
     int64_t deadline = vmop_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
@@ -561,10 +579,13 @@ int vcfeed_wait_power(struct vcfeed *f, const char *moref_value, uint64_t mark,
         int64_t left = deadline - vmop_mono_ms();
         struct timespec until;
         if (!n) {
-            result = -1; /* it left the feed (destroyed, moved): the feed cannot tell */
+            /* it left the feed (destroyed, moved): what a gone wait waits for, unless a watch
+             * went since the mark (the VM may only have been dropped with it); a power wait can
+             * no longer be told */
+            result = gone && f->drop_seq <= mark ? 1 : -1;
             break;
         }
-        if (n->power_seq > mark && n->power == want) {
+        if (!gone && n->power_seq > mark && n->power == want) {
             result = 1;
             break;
         }
@@ -590,6 +611,17 @@ int vcfeed_wait_power(struct vcfeed *f, const char *moref_value, uint64_t mark,
     }
     pthread_mutex_unlock(&f->seen_mu);
     return result;
+}
+
+int vcfeed_wait_power(struct vcfeed *f, const char *moref_value, uint64_t mark,
+                      enum vim_power_state want, long timeout_ms)
+{
+    return wait_heard(f, moref_value, mark, 0, want, timeout_ms);
+}
+
+int vcfeed_wait_gone(struct vcfeed *f, const char *moref_value, uint64_t mark, long timeout_ms)
+{
+    return wait_heard(f, moref_value, mark, 1, VIM_POWER_UNKNOWN, timeout_ms);
 }
 
 int vcfeed_watching(struct vcfeed *f, const char *moref_value)
@@ -911,7 +943,7 @@ static void worker_free(struct vcfeed_worker *wk)
      * cache was never initialised has a zeroed, empty map. */
     for (struct vmop_map_entry *me = vmop_map_first(&wk->cache.map, &it); me;
          me = vmop_map_next(&wk->cache.map, &it))
-        seen_del(wk->feed, me->key);
+        seen_drop(wk->feed, me->key);
     vcfeed_cache_free(&wk->cache);
     free(wk->container);
     free(wk);

@@ -122,6 +122,11 @@ int vcfeed_mark_vm(struct vcfeed *f, const char *moref_value, uint64_t *ret_mark
  * stopped, the VM left it): the caller reads vCenter instead. */
 int vcfeed_wait_power(struct vcfeed *f, const char *moref_value, uint64_t mark,
                       enum vim_power_state want, long timeout_ms);
+/* Waits, at most timeout_ms, until the VM is no longer in any watch of the feed (vCenter reported
+ * it left: destroyed, or moved out of every watched folder): 1. 0: not within timeout_ms. -1: the
+ * feed can no longer tell (a watch went down, the feed stopped). mark as for vcfeed_wait_power:
+ * taken while the feed held the VM, so a VM that left is one that left after the mark. */
+int vcfeed_wait_gone(struct vcfeed *f, const char *moref_value, uint64_t mark, long timeout_ms);
 /* A waiter's reference: vcfeed_hold() (while whoever frees the feed cannot free it yet, e.g.
  * under the lock that guards the pointer), vcfeed_release() after the last vcfeed_* call.
  * vcfeed_free() stops the feed at once (waiters get -1) and frees it at the last release. */

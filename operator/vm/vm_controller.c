@@ -1454,6 +1454,11 @@ static int ev_wait_power(void *ud, const char *moref, uint64_t mark, enum vim_po
     return vcfeed_wait_power(ud, moref, mark, want, timeout_ms);
 }
 
+static int ev_wait_gone(void *ud, const char *moref, uint64_t mark, long timeout_ms)
+{
+    return vcfeed_wait_gone(ud, moref, mark, timeout_ms);
+}
+
 /* The endpoint's feed with a reference taken (vcfeed_release it), or NULL. */
 static struct vcfeed *feed_hold(struct vmc *c, const char *endpoint)
 {
@@ -1515,7 +1520,7 @@ static vmop_rc do_delete(struct rctx *r, struct vmop_err *err)
         } else {
             struct rs_desired d;
             struct vcfeed *f = feed_hold(r->c, r->endpoint ? r->endpoint->name : NULL);
-            struct vs_events ev = {ev_mark, ev_wait_power, f};
+            struct vs_events ev = {ev_mark, ev_wait_power, ev_wait_gone, f};
             delete_ident(r, &d);
             rc = vs_delete(vmc_conn_sync(r->conn), &d, uid, r->vm->power_off_mode, f ? &ev : NULL,
                            &del, err);

@@ -1538,6 +1538,47 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
 /* ---- delete -----------------------------------------------------------------------------------
  */
 
+/* How long a destroy is followed through the change feed before its task is simply awaited. */
+#define DESTROY_FEED_MS 60000L
+
+/* Destroy_Task, awaited through the change feed when it holds the VM: the VM leaving the feed
+ * ends the wait without reading the task; a read of the task at pl_feed_backstop_ms() (1 s
+ * doubling to 8 s) catches a failed task (the VM stays) or a feed that is slow. A feed that can no
+ * longer tell, or DESTROY_FEED_MS spent, falls back to vim_task_wait. A VM that is gone is
+ * VMOP_E_NOT_FOUND. */
+static vmop_rc destroy_vm(struct vs_ctx *ctx, const struct vs_events *ev,
+                          const struct vim_moref *vm, struct vmop_err *err)
+{
+    struct vim_moref task;
+    uint64_t mark = 0;
+    int feed = ev && ev->mark && ev->wait_gone && ev->mark(ev->ud, vm->value, &mark);
+    double deadline = now_s() + DESTROY_FEED_MS / 1000.0;
+    vmop_rc rc = feed ? vim_vm_destroy_start(ctx->client, vm, &task, err)
+                      : vim_vm_destroy(ctx->client, vm, err);
+
+    for (unsigned attempt = 0; feed && rc == VMOP_OK; attempt++) {
+        double left = deadline - now_s();
+        long slice = pl_feed_backstop_ms(attempt);
+        int done = 0, h;
+        if (left <= 0)
+            break;
+        h = ev->wait_gone(ev->ud, vm->value, mark,
+                          slice < left * 1000.0 ? slice : (long)(left * 1000.0));
+        if (h > 0)
+            return VMOP_OK;
+        if (h < 0)
+            break;
+        rc = vim_task_poll(ctx->client, &task, &done, NULL, err); /* the backstop */
+        if (rc == VMOP_OK && done)
+            return VMOP_OK;
+    }
+    if (feed && rc == VMOP_OK)
+        rc = vim_task_wait(ctx->client, &task, 0, NULL, err);
+    if (rc == VMOP_E_FAULT && vmop_err_is_fault(err, "ManagedObjectNotFound"))
+        err->rc = rc = VMOP_E_NOT_FOUND;
+    return rc;
+}
+
 vmop_rc vs_delete(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
                   enum api_power_mode mode, const struct vs_events *ev, struct vs_deleted *ret,
                   struct vmop_err *err)
@@ -1562,7 +1603,7 @@ vmop_rc vs_delete(struct vs_ctx *ctx, const struct rs_desired *d, const char *un
     for (size_t i = 0; i < plan.n && !rc; i++) {
         const struct pl_action *a = &plan.actions[i];
         if (a->kind == PL_DESTROY) {
-            rc = vim_vm_destroy(ctx->client, &obs.vm->ref, err);
+            rc = destroy_vm(ctx, ev, &obs.vm->ref, err);
             if (rc == VMOP_E_NOT_FOUND) {
                 vmop_err_clear(err);
                 rc = VMOP_OK;

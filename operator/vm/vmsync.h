@@ -179,14 +179,17 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
 /* ---- delete -----------------------------------------------------------------------------------
  */
 
-/* How a delete hears of the VM's power state without reading it: the controller's change feed
- * (change_feed.h vcfeed_mark_vm / vcfeed_wait_power). mark: 1 when the feed holds the VM and is
- * live (*ret_mark: now); wait_power: 1 heard, after mark, that the VM is in state want; 0 not
- * within timeout_ms; -1 the feed can no longer tell. */
+/* How a delete hears of the VM's power state and of its end without reading it: the
+ * controller's change feed (change_feed.h vcfeed_mark_vm / vcfeed_wait_power / vcfeed_wait_gone).
+ * mark: 1 when the feed holds the VM and is live (*ret_mark: now); wait_power: 1 heard, after
+ * mark, that the VM is in state want; wait_gone: 1 heard, after mark, that the VM left (destroyed);
+ * both: 0 not within timeout_ms, -1 the feed can no longer tell. Either wait may be NULL (that
+ * step reads vCenter). */
 struct vs_events {
     int (*mark)(void *ud, const char *moref, uint64_t *ret_mark);
     int (*wait_power)(void *ud, const char *moref, uint64_t mark, enum vim_power_state want,
                       long timeout_ms);
+    int (*wait_gone)(void *ud, const char *moref, uint64_t mark, long timeout_ms);
     void *ud;
 };
 

@@ -592,6 +592,60 @@ START_TEST(test_wait_power)
 }
 END_TEST
 
+/* Waits (bounded) until the feed holds vm; *ret_mark: the mark. */
+static void mark_held(struct vcfeed *f, const struct vim_moref *vm, uint64_t *ret_mark)
+{
+    long long t0 = vmop_test_now_ms();
+    while (!vcfeed_mark_vm(f, vm->value, ret_mark) && vmop_test_now_ms() - t0 < BOUND_MS)
+        vmop_test_sleep_ms(20);
+    ck_assert_msg(vcfeed_mark_vm(f, vm->value, ret_mark), "the feed does not hold %s", vm->value);
+}
+
+/* vcfeed_wait_gone (vmsync's destroy): a VM still there is a timeout; a destroyed one is heard as
+ * gone, with no read of its task; a VM the feed lets go of because its watch goes (the container
+ * no longer watched) did not leave and is "cannot tell" (-1), never "gone". */
+START_TEST(test_wait_gone)
+{
+    struct vcsim_opts so = {.no_seed = 1};
+    struct vcsim *sim = simfx_start(&so);
+    struct vim_client *c = client_for(sim);
+    /* a second container that holds no VM, so that the feed stays live when the first goes */
+    const char *const containers[] = {"/DC0/vm", "/DC0/network", NULL};
+    const char *const rest[] = {"/DC0/network", NULL};
+    struct vim_moref a, b, task;
+    struct vmop_err err = {0};
+    struct vcfeed_stats st;
+    struct rec r;
+    struct vcfeed *f;
+    uint64_t mark = 0;
+    long long t0;
+    unsigned two = 2, one = 1;
+
+    rec_init(&r);
+    clone_vm(c, sim, "feed-g1", "ns1/vm-g1", 0, &a);
+    clone_vm(c, sim, "feed-g2", "ns1/vm-g2", 0, &b);
+    f = feed_start(c, containers, NULL, &r, 0, 1);
+    ck_assert(wait_stats(f, pred_watches, &two, BOUND_MS, &st));
+    mark_held(f, &a, &mark);
+    ck_assert_int_eq(vcfeed_wait_gone(f, a.value, mark, 300), 0); /* still there */
+    t0 = vmop_test_now_ms();
+    ck_assert_msg(vim_vm_destroy_start(c, &a, &task, &err) == VMOP_OK, "destroy: %s", err.msg);
+    ck_assert_int_eq(vcfeed_wait_gone(f, a.value, mark, BOUND_MS), 1);
+    printf("vcfeed: destroy heard by a waiter after %lld ms\n", vmop_test_now_ms() - t0);
+    ck_assert(!vcfeed_watching(f, a.value));
+    ck_assert_msg(vim_task_wait(c, &task, 0, NULL, &err) == VMOP_OK, "task: %s", err.msg);
+    /* its container is no longer watched: b is dropped with the watch, not gone */
+    mark_held(f, &b, &mark);
+    ck_assert_msg(vcfeed_set_containers(f, rest, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert(wait_stats(f, pred_watches, &one, BOUND_MS, &st));
+    ck_assert(!vcfeed_watching(f, b.value));
+    ck_assert_int_eq(vcfeed_wait_gone(f, b.value, mark, 300), -1);
+    vcfeed_free(f);
+    vim_client_free(c);
+    vcsim_stop(sim, NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("vcfeed_sim");
@@ -604,6 +658,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_restart);
     tcase_add_test(t, test_idle_cost);
     tcase_add_test(t, test_wait_power);
+    tcase_add_test(t, test_wait_gone);
     suite_add_tcase(s, t);
     return s;
 }

@@ -939,7 +939,7 @@ static void trysoft_delete_slow_guest(int n, const struct vs_events *ev)
 START_TEST(trysoft_delete_goes_hard_after_timeout)
 {
     struct fake_ev silent = {0, 0};
-    struct vs_events ev = {fake_mark, fake_wait, &silent};
+    struct vs_events ev = {fake_mark, fake_wait, NULL, &silent};
     trysoft_delete_slow_guest(7, NULL); /* polled */
     trysoft_delete_slow_guest(8, &ev);  /* a feed that never hears the power-off */
     ck_assert_int_ge(silent.waits, 1);
@@ -951,7 +951,7 @@ END_TEST
 START_TEST(trysoft_delete_feed_blind_polls)
 {
     struct fake_ev blind = {-1, 0};
-    struct vs_events ev = {fake_mark, fake_wait, &blind};
+    struct vs_events ev = {fake_mark, fake_wait, NULL, &blind};
     struct sim_world w;
     struct vs_outcome out;
     struct vs_deleted del;
@@ -970,6 +970,71 @@ START_TEST(trysoft_delete_feed_blind_polls)
     ck_assert_int_eq(blind.waits, 1);
     ck_assert_uint_eq(method_calls(w.c, "PowerOffVM_Task") - off, 0);
     sim_world_free(&w);
+}
+END_TEST
+
+static int fake_gone(void *ud, const char *moref, uint64_t mark, long timeout_ms)
+{
+    return fake_wait(ud, moref, mark, VIM_POWER_UNKNOWN, timeout_ms);
+}
+
+/* The delete of powered-off resource n with ev; *ret_reads: the vim25 reads it made (the observe
+ * is one), *ret_took: how long it took. The VM is gone afterwards (bounded wait: a feed that
+ * hears the end may answer before the task's last step). */
+static void delete_off_vm(int n, const struct vs_events *ev, uint64_t *ret_reads,
+                          long long *ret_took)
+{
+    struct sim_world w;
+    struct vs_outcome out;
+    struct vs_deleted del;
+    struct vmop_err err = {0};
+    struct vim_moref ref;
+    char id[VIM_MOREF_VALUE_MAX];
+    uint64_t reads;
+    long long t0;
+
+    world_init(&w, n, "vmop-tiny-ovf");
+    w.d.power = API_POWER_OFF;
+    w.d.power_off_mode = API_MODE_HARD;
+    apply_ok(&w, &out);
+    snprintf(id, sizeof(id), "%s", out.obs.vm->ref.value);
+    vs_outcome_free(&out);
+    reads = method_calls(w.c, "RetrievePropertiesEx");
+    t0 = vmop_test_now_ms();
+    ck_assert_msg(vs_delete(w.ctx, &w.d, id, API_MODE_HARD, ev, &del, &err) == VMOP_OK, "%s",
+                  err.msg);
+    *ret_took = vmop_test_now_ms() - t0;
+    *ret_reads = method_calls(w.c, "RetrievePropertiesEx") - reads;
+    ck_assert_int_eq(del.destroyed, 1);
+    ck_assert_int_eq(del.gone, 1);
+    t0 = vmop_test_now_ms();
+    while (vim_find_vm_by_uuid(w.c, w.inst, 1, &ref, &err) == VMOP_OK &&
+           vmop_test_now_ms() - t0 < 10000)
+        vmop_test_sleep_ms(20);
+    ck_assert_int_eq(vim_find_vm_by_uuid(w.c, w.inst, 1, &ref, &err), VMOP_E_NOT_FOUND);
+    sim_world_free(&w);
+}
+
+/* The destroy is followed through the feed: a VM the feed hears leave costs no read of the task
+ * (the observe is the one read); a feed that hears nothing is backed by a read of the task after
+ * 1 s, which finds it done; with no feed the task is polled. */
+START_TEST(destroy_heard_through_feed)
+{
+    struct fake_ev hears = {1, 0}, silent = {0, 0};
+    struct vs_events ev_hears = {fake_mark, NULL, fake_gone, &hears};
+    struct vs_events ev_silent = {fake_mark, NULL, fake_gone, &silent};
+    uint64_t reads;
+    long long took;
+
+    delete_off_vm(12, &ev_hears, &reads, &took);
+    ck_assert_int_eq(hears.waits, 1);
+    ck_assert_uint_eq(reads, 1);
+    delete_off_vm(13, &ev_silent, &reads, &took);
+    ck_assert_int_eq(silent.waits, 1);
+    ck_assert_uint_eq(reads, 2); /* the observe and the backstop */
+    ck_assert_int_ge(took, PL_FEED_BACKSTOP_MIN_MS);
+    delete_off_vm(14, NULL, &reads, &took); /* polled: the observe and the task's read(s) */
+    ck_assert_uint_ge(reads, 2);
 }
 END_TEST
 
@@ -993,6 +1058,7 @@ int main(void)
     tcase_add_test(tc, fence_closed_creates_nothing);
     tcase_add_test(tc, fail_at_n_converges_to_one_vm);
     tcase_add_test(tc, trysoft_delete_feed_blind_polls);
+    tcase_add_test(tc, destroy_heard_through_feed);
     {
         static const struct vcsim_opts exp = {
             .vms = VCSIM_NONE, .no_autostart = 1, .session_idle_timeout_ms = SESSION_IDLE_MS};
