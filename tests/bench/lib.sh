@@ -89,8 +89,9 @@ spec:
 PY
 }
 
-bench_metrics() { # dir out: vmop's /metrics into a file
+bench_metrics() { # dir out: vmop's /metrics into out, the API server's into out.api
     curl -sf --max-time 10 "http://127.0.0.1:$(cat "$1/health.port")/metrics" >"$2"
+    kubectl get --raw /metrics >"$2.api" 2>/dev/null || : >"$2.api"
 }
 
 # names of the VMs that are PoweredOn with an IP, one a line
@@ -207,6 +208,10 @@ def by_method(a, b):
     return d
 
 m0, m1, m2 = (read("%s/%s" % (w, f)) for f in ("m0", "m1", "m2"))
+a0, a1, a2 = (read("%s/%s.api" % (w, f)) for f in ("m0", "m1", "m2"))
+
+def fam_vm(m, name, pat):  # a family of the API server's, over the series whose labels match pat
+    return sum(v for (k, lab), v in m.items() if k == name and re.search(pat, lab))
 kr = json.load(open(w + "/kready.json"))
 start = kr.get("lease_acquire_ms") if backlog else t0  # backlog: from the moment vmop became the leader
 seen = [x - start for x in kr.get("ready_ms", [])] if start else []
@@ -230,6 +235,16 @@ for ph, a, b in (("create", m0, m1), ("delete", m1, m2)):
     r["calls_per_vm_" + ph] = round((soap + rest) / n, 2) if n else None
     r["kube_per_vm_" + ph] = round(kube / n, 2) if n else None
     r["calls_%s_by_method" % ph] = by_method(a, b)
+    # the API server's side of the VirtualMachine writes: conversion reviews it sent (every write
+    # is converted for each other served version's watch cache) and admission reviews
+    aa, ab = {"create": (a0, a1), "delete": (a1, a2)}[ph]
+    conv = (fam_vm(ab, "apiserver_crd_conversion_webhook_duration_seconds_count", 'crd_name="virtualmachines\\.')
+            - fam_vm(aa, "apiserver_crd_conversion_webhook_duration_seconds_count", 'crd_name="virtualmachines\\.'))
+    adm_pat = r'name="default\.(mutating|validating)\.virtualmachine\.'
+    adm = (fam_vm(ab, "apiserver_admission_webhook_request_total", adm_pat)
+           - fam_vm(aa, "apiserver_admission_webhook_request_total", adm_pat))
+    r["conversions_per_vm_" + ph] = round(conv / n, 2) if n else None
+    r["admissions_per_vm_" + ph] = round(adm / n, 2) if n else None
 r["rss_mib"] = round(int(open(w + "/rss_kb").read().strip() or 0) / 1024, 1)
 print(json.dumps(r))
 PY

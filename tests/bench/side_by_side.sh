@@ -15,6 +15,7 @@
 # Before the first run, one unmeasured warm-up of each (2 VMs; BENCH_WARMUP=0 skips it): vmop deploys the
 # image into its clone-source template once per vCenter, the floor clones a seeded template.
 # Prints a table with every run and the medians, calls per VM (by method), Kubernetes requests per VM, the
+# API server's conversion and admission reviews per VM (from its /metrics),
 # operator's peak RSS, and the ratio vmop/floor of the median create times; writes the medians (and the
 # runs) as JSON to BENCH_OUT (default /tmp/vmop-bench-side-by-side.json).
 # Env: VMOP_BUILD_DIR (default build-dev; any build dir), VMOP_WORKERS (default 8), BENCH_WAIT_S (bound
@@ -135,6 +136,8 @@ M = {"floor": {k: med(fl, k) for k in ("create_s", "delete_s", "p50_ready_s", "p
                                       "calls_per_vm_create", "calls_per_vm_delete", "errors")},
      "vmop": {k: med(vm, k) for k in ("create_s", "apply_s", "delete_s", "p50_ready_s", "calls_per_vm_create",
                                      "calls_per_vm_delete", "kube_per_vm_create", "kube_per_vm_delete",
+                                     "conversions_per_vm_create", "conversions_per_vm_delete",
+                                     "admissions_per_vm_create", "admissions_per_vm_delete",
                                      "rss_mib", "ready", "left")}}
 print("%-7s | %s %s %s | %s %s %s | %s %s | %7s %7s | %s" % (
     "median", f(M["floor"]["create_s"]), f(M["vmop"]["create_s"]),
@@ -169,6 +172,10 @@ print("vCenter calls per VM (median): floor create %s, delete %s (SOAP); vmop cr
     M["vmop"]["calls_per_vm_create"], M["vmop"]["calls_per_vm_delete"]))
 print("Kubernetes requests per VM (vmop, median): create %s, delete %s" % (
     M["vmop"]["kube_per_vm_create"], M["vmop"]["kube_per_vm_delete"]))
+print("API server's webhook calls per VM (median; its own metrics, kubectl's and vmop's requests): "
+      "conversion reviews create %s, delete %s; VirtualMachine admission reviews create %s, delete %s" % (
+          M["vmop"]["conversions_per_vm_create"], M["vmop"]["conversions_per_vm_delete"],
+          M["vmop"]["admissions_per_vm_create"], M["vmop"]["admissions_per_vm_delete"]))
 print("floor per-VM time (median of runs): p50 %s s, p99 %s s (a worker's clone..read back + the wait for its IP)" % (
     M["floor"]["p50_vm_s"], M["floor"]["p99_vm_s"]))
 for ph in ("create", "delete"):
