@@ -410,8 +410,9 @@ vmop_rc vim_vm_upgrade(struct vim_client *c, const struct vim_moref *vm, const c
                        struct vmop_err *err);
 /* Destroy_Task, awaited. A powered-on VM fails with InvalidPowerState: power it off first. */
 vmop_rc vim_vm_destroy(struct vim_client *c, const struct vim_moref *vm, struct vmop_err *err);
-/* Destroy_Task, not awaited: *ret_task is the task (vim_task_wait, vim_task_poll; a VM that is
- * gone is VMOP_E_NOT_FOUND there too). */
+/* Destroy_Task, not awaited: *ret_task is the task (vim_task_wait, vim_task_poll). A VM already
+ * gone is VMOP_E_NOT_FOUND here; one that goes while the task runs fails the task with the
+ * ManagedObjectNotFound fault (VMOP_E_FAULT from the wait or poll: vim_vm_destroy maps it). */
 vmop_rc vim_vm_destroy_start(struct vim_client *c, const struct vim_moref *vm,
                              struct vim_moref *ret_task, struct vmop_err *err);
 /* MarkAsVirtualMachine (turn a template into a VM in `pool`). */

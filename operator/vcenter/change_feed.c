@@ -434,8 +434,9 @@ struct vcfeed {
      * lock: nothing else is locked or called while it is held. */
     pthread_mutex_t seen_mu;
     struct vmop_map seen;
-    /* Also under seen_mu, for vcfeed_wait_power: seq counts what the feed heard (a power state,
-     * a VM gone, a watch lost, the stop); seen_cv (CLOCK_MONOTONIC) is signalled with each. */
+    /* Also under seen_mu, for vcfeed_wait_power and vcfeed_wait_gone: seq counts what the feed
+     * heard (a power state, a VM gone, a watch lost, the stop); seen_cv (CLOCK_MONOTONIC) is
+     * signalled with each. */
     uint64_t seq;
     uint64_t drop_seq; /* seq at the last seen_drop (a watch went, not a VM) */
     pthread_cond_t seen_cv;
