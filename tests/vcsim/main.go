@@ -301,6 +301,7 @@ func main() {
 	seed := boolFlag("seed", true, "seed the content libraries")
 	extraLibs := flag.Int("extra-libraries", 0, "also seed this many libraries vmop-extra-NN, one OVF item each")
 	ovfPath := flag.String("ovf", defaultOVF, "OVF descriptor to seed the libraries with")
+	traceFile := flag.String("trace-calls", "", "append one line per SOAP request (method, object, property paths; no bodies) to this file")
 	dieWithParent := flag.Bool("die-with-parent", true, "exit when the process that started us exits (false for long-lived environments such as tests/devenv)")
 	flag.Parse()
 
@@ -399,6 +400,9 @@ func main() {
 		simulator.TaskDelay.MethodDelay = taskDelays
 	}
 
+	if *traceFile != "" {
+		traceCalls(*traceFile)
+	}
 	if *guestIP {
 		go guestPlayer(m)
 	}
