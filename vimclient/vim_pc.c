@@ -591,6 +591,24 @@ static enum vim_update_kind parse_kind(const char *k, int *ok)
     return VIM_UPDATE_MODIFY;
 }
 
+/* The text of an assigned value: a primitive's own text, or for an OptionValue (what a keyed
+ * ExtraConfig path such as config.extraConfig["key"] selects) the text of its primitive value.
+ * Any other complex value: NULL. */
+static char *update_value_text(xmlNodePtr val)
+{
+    xmlNodePtr inner;
+    char *type;
+    int is_option;
+
+    if (!vim_xml_first(val))
+        return vim_xml_text(val);
+    type = vim_xml_xsi_type(val);
+    is_option = type && strcmp(type, "OptionValue") == 0;
+    free(type);
+    inner = is_option ? vim_xml_child(val, "value") : NULL;
+    return inner && !vim_xml_first(inner) ? vim_xml_text(inner) : NULL;
+}
+
 /* One ObjectUpdate -> one vim_update (appended to b, whose capacity the caller ensured). */
 static vmop_rc parse_object_update(xmlNodePtr ou, struct vim_update *u, struct vmop_err *err)
 {
@@ -624,8 +642,8 @@ static vmop_rc parse_object_update(xmlNodePtr ou, struct vim_update *u, struct v
         }
         u->paths[u->n] = name;
         /* Text only for primitive values that are assigned; complex values and removals: NULL. */
-        if (val && !vim_xml_first(val) && !(op && strstr(op, "emove")))
-            u->values[u->n] = vim_xml_text(val);
+        if (val && !(op && strstr(op, "emove")))
+            u->values[u->n] = update_value_text(val);
         u->n++;
         free(op);
     }

@@ -456,8 +456,9 @@ enum vim_update_kind { VIM_UPDATE_ENTER, VIM_UPDATE_MODIFY, VIM_UPDATE_LEAVE };
 struct vim_update {
     enum vim_update_kind kind;
     struct vim_moref ref;
-    /* Changed property paths and their values as text (primitive values only; NULL for
-     * complex values or removals). Owned by the update. */
+    /* Changed property paths and their values as text (primitive values, and the value of an
+     * OptionValue such as config.extraConfig["key"] selects; NULL for other complex values or
+     * removals). Owned by the update. */
     char **paths;
     char **values;
     size_t n;

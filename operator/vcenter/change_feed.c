@@ -51,6 +51,7 @@ static const char *const default_props[] = {
     "config.hardware.device",
     "config.changeVersion",
     "config.instanceUuid",
+    VCFEED_NSNAME_PATH,
     "name",
     "resourcePool",
     "parent",
@@ -159,7 +160,8 @@ static uint64_t hash_str(const char *s)
 struct vcfeed_entry {
     uint64_t epoch;                /* full set in which it was last seen */
     char *nsname;                  /* owned; NULL = none known */
-    int name_known;                /* 1 = looked up since the last identity/changeVersion change */
+    int name_known;                /* 1 = nsname is the VM's: from the watched path, else looked
+                                    * up since the last identity/changeVersion change */
     uint64_t *slots;               /* owned; one value hash per watched path */
     char ref[VIM_MOREF_VALUE_MAX]; /* its key again: still readable once the map let go of it */
 };
@@ -213,6 +215,7 @@ vmop_rc vcfeed_cache_init(struct vcfeed_cache *c, const char *const *props, size
     c->epoch = 1;
     c->i_change_version = prop_index(c, "config.changeVersion");
     c->i_instance_uuid = prop_index(c, "config.instanceUuid");
+    c->i_nsname = prop_index(c, VCFEED_NSNAME_PATH);
     return VMOP_OK;
 }
 
@@ -234,7 +237,8 @@ vmop_rc vcfeed_cache_apply(struct vcfeed_cache *c, const struct vim_update *u,
 {
     struct vcfeed_change ch = {0};
     struct vcfeed_entry *e;
-    int is_new = 0, cv_changed = 0;
+    int is_new = 0, cv_changed = 0, name_given = 0;
+    const char *name_val = NULL;
 
     /* props is set by vcfeed_cache_init and cleared by vcfeed_cache_free. */
     if (!c || !c->props || !u || !ret_change || !u->ref.value[0])
@@ -297,6 +301,10 @@ vmop_rc vcfeed_cache_apply(struct vcfeed_cache *c, const struct vim_update *u,
             ch.replaced = 1;
         if (!is_new && idx == c->i_change_version && old != h)
             cv_changed = 1;
+        if (idx == c->i_nsname) {
+            name_given = 1;
+            name_val = val;
+        }
         e->slots[idx] = h;
     }
     if (ch.replaced) {
@@ -304,8 +312,20 @@ vmop_rc vcfeed_cache_apply(struct vcfeed_cache *c, const struct vim_update *u,
         ch.old_nsname = e->nsname;
         e->nsname = NULL;
         e->name_known = 0;
-    } else if (cv_changed) {
+    } else if (cv_changed && c->i_nsname < 0) {
         e->name_known = 0; /* ExtraConfig may have changed: read again when needed */
+    }
+    if (c->i_nsname >= 0 && (name_given || u->kind == VIM_UPDATE_ENTER || ch.replaced)) {
+        /* the name is watched: the update says it, or (an ENTER, which carries every watched
+         * path that is set, or another VM under the moref) that the VM has none */
+        char *copy = NULL;
+        if (name_given && name_val && vcfeed_nsname_valid(name_val) && !(copy = strdup(name_val))) {
+            free(ch.old_nsname);
+            return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+        }
+        free(e->nsname);
+        e->nsname = copy;
+        e->name_known = 1;
     }
     *ret_change = ch;
     return VMOP_OK;

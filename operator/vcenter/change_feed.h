@@ -8,10 +8,12 @@
  * resync) is enqueued too.
  *
  * Mapping: the map callback gets the VM's moref and, when the feed knows it, the VM's
- * vmservice.namespacedName ExtraConfig value. The feed learns that value lazily: only when the map
- * callback returns NULL for a VM it has not read yet does it read the VM (vim_vm_get) once, and
- * again only after the VM's config.changeVersion or config.instanceUuid changes. Without a map
- * callback the key is the namespacedName itself.
+ * vmservice.namespacedName ExtraConfig value. The default properties watch that value itself
+ * (VCFEED_NSNAME_PATH, a keyed ExtraConfig path), so a VM's ENTER says its name or that it has
+ * none, and no read is needed. With properties that leave the path out, the feed learns the value
+ * lazily: only when the map callback returns NULL for a VM it has not read yet does it read the VM
+ * (vim_vm_get) once, and again only after the VM's config.changeVersion or config.instanceUuid
+ * changes. Without a map callback the key is the namespacedName itself.
  *
  * Robustness: a failed watch (vCenter down, connection refused, protocol error) is dropped and
  * rebuilt after an exponential backoff (capped, jittered, interruptible); session expiry is handled
@@ -40,6 +42,8 @@
 #define VCFEED_MAX_PROPS      64
 #define VCFEED_NSNAME_MAX     320 /* "namespace/name": 63 + 1 + 253, with room */
 #define VCFEED_EXTRA_KEY      "vmservice.namespacedName"
+/* The watched property path that carries it (an OptionValue, given by its value) */
+#define VCFEED_NSNAME_PATH "config.extraConfig[\"" VCFEED_EXTRA_KEY "\"]"
 
 /* Returns a malloc'd "namespace/name" key for a changed VM (the feed frees it), or NULL when the
  * VM is none of ours. nsname: the VM's vmservice.namespacedName if known, else NULL. */
@@ -158,6 +162,7 @@ struct vcfeed_cache {
     size_t n_props;
     int i_change_version; /* index of config.changeVersion in props, or -1 */
     int i_instance_uuid;  /* index of config.instanceUuid in props, or -1 */
+    int i_nsname;         /* index of VCFEED_NSNAME_PATH in props, or -1 */
 };
 
 /* What one update meant. */

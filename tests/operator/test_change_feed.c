@@ -238,6 +238,67 @@ START_TEST(test_cache_names_and_identity)
 }
 END_TEST
 
+/* With the name's path watched, updates say the name: no read is needed, an ENTER without the
+ * path means the VM has none, a removal forgets it, a changeVersion move keeps it known. */
+START_TEST(test_cache_watched_name)
+{
+    static const char *const wprops[] = {"runtime.powerState", "config.changeVersion",
+                                         "config.instanceUuid", VCFEED_NSNAME_PATH, NULL};
+    struct vcfeed_cache c;
+    struct vmop_err err = {0};
+    struct upd s;
+    struct vcfeed_change ch;
+    const char *name = NULL;
+    const char *const enter_named[] = {"runtime.powerState",  "poweredOn",
+                                       "config.instanceUuid", "uuid-1",
+                                       VCFEED_NSNAME_PATH,    "ns/a"};
+    const char *const enter_plain[] = {"runtime.powerState", "poweredOff", "config.instanceUuid",
+                                       "uuid-2"};
+    const char *const cv2[] = {"config.changeVersion", "cv2"};
+    const char *const renamed[] = {VCFEED_NSNAME_PATH, "ns/b"};
+    const char *const removed[] = {VCFEED_NSNAME_PATH, NULL};
+    const char *const bad[] = {VCFEED_NSNAME_PATH, "not a name"};
+    const char *const uuid3[] = {"config.instanceUuid", "uuid-3"};
+
+    ck_assert_int_eq(vcfeed_cache_init(&c, wprops, 0, &err), VMOP_OK);
+    ck_assert_int_eq(c.i_nsname, 3);
+    ch = apply(&c, mk(&s, VIM_UPDATE_ENTER, "vm-1", 3, enter_named));
+    ck_assert(ch.changed && ch.entered);
+    ck_assert_int_eq(vcfeed_cache_name(&c, "vm-1", &name), 1);
+    ck_assert_str_eq(name, "ns/a");
+    apply(&c, mk(&s, VIM_UPDATE_ENTER, "vm-2", 2, enter_plain));
+    ck_assert_int_eq(vcfeed_cache_name(&c, "vm-2", &name), 1);
+    ck_assert_ptr_null(name);
+    /* ExtraConfig moved, the name did not: still known */
+    ch = apply(&c, mk(&s, VIM_UPDATE_MODIFY, "vm-1", 1, cv2));
+    ck_assert(ch.changed);
+    ck_assert_int_eq(vcfeed_cache_name(&c, "vm-1", &name), 1);
+    ck_assert_str_eq(name, "ns/a");
+    ch = apply(&c, mk(&s, VIM_UPDATE_MODIFY, "vm-1", 1, renamed));
+    ck_assert(ch.changed && !ch.replaced);
+    ck_assert_int_eq(vcfeed_cache_name(&c, "vm-1", &name), 1);
+    ck_assert_str_eq(name, "ns/b");
+    /* an invalid value is no name, as a read would find */
+    apply(&c, mk(&s, VIM_UPDATE_MODIFY, "vm-1", 1, bad));
+    ck_assert_int_eq(vcfeed_cache_name(&c, "vm-1", &name), 1);
+    ck_assert_ptr_null(name);
+    apply(&c, mk(&s, VIM_UPDATE_MODIFY, "vm-1", 1, renamed));
+    ch = apply(&c, mk(&s, VIM_UPDATE_MODIFY, "vm-1", 1, removed));
+    ck_assert(ch.changed);
+    ck_assert_int_eq(vcfeed_cache_name(&c, "vm-1", &name), 1);
+    ck_assert_ptr_null(name);
+    /* another VM under the moref: the old name handed back, the new one has none */
+    apply(&c, mk(&s, VIM_UPDATE_MODIFY, "vm-1", 1, renamed));
+    ch = apply(&c, mk(&s, VIM_UPDATE_MODIFY, "vm-1", 1, uuid3));
+    ck_assert(ch.replaced);
+    ck_assert_str_eq(ch.old_nsname, "ns/b");
+    free(ch.old_nsname);
+    ck_assert_int_eq(vcfeed_cache_name(&c, "vm-1", &name), 1);
+    ck_assert_ptr_null(name);
+    vcfeed_cache_free(&c);
+}
+END_TEST
+
 struct gone_rec {
     int n;
     char refs[8][32];
@@ -474,6 +535,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_parse_container);
     tcase_add_test(t, test_cache_dedup);
     tcase_add_test(t, test_cache_names_and_identity);
+    tcase_add_test(t, test_cache_watched_name);
     tcase_add_test(t, test_cache_sweep);
     tcase_add_test(t, test_cache_sweep_many);
     tcase_add_test(t, test_cache_many_and_cap);
