@@ -26,6 +26,9 @@ struct csrc_known {
     char name[CSRC_NAME_MAX + 1];
     struct vim_moref tmpl;
     int64_t at_ms;
+    int disks_known; /* csrc_disks_put was called for tmpl */
+    size_t n_disks;  /* <= VIM_MAX_CLONE_DISKS */
+    int disk_keys[VIM_MAX_CLONE_DISKS];
 };
 
 struct csrc_cache {
@@ -336,6 +339,46 @@ static void known_put(struct csrc_cache *ic, const struct csrc_target *t, const 
     pthread_mutex_lock(&ic->known_lock);
     if (vmop_map_put(&ic->known, key, k) != VMOP_OK)
         free(k);
+    pthread_mutex_unlock(&ic->known_lock);
+}
+
+int csrc_disks_get(struct csrc_cache *ic, const struct csrc_target *t, const struct vim_moref *tmpl,
+                   int *keys, size_t *ret_n)
+{
+    char key[CSRC_PATH_MAX];
+    const struct csrc_known *k;
+    int hit = 0;
+    if (!ic || !t || !tmpl || !keys || !ret_n)
+        return 0;
+    known_key(t, key, sizeof(key));
+    pthread_mutex_lock(&ic->known_lock);
+    k = vmop_map_get(&ic->known, key);
+    if (k && k->disks_known && vim_moref_eq(&k->tmpl, tmpl) &&
+        vmop_mono_ms() - k->at_ms < CSRC_KNOWN_TTL_MS) {
+        memcpy(keys, k->disk_keys, k->n_disks * sizeof(*keys));
+        *ret_n = k->n_disks;
+        hit = 1;
+    }
+    pthread_mutex_unlock(&ic->known_lock);
+    return hit;
+}
+
+void csrc_disks_put(struct csrc_cache *ic, const struct csrc_target *t,
+                    const struct vim_moref *tmpl, const int *keys, size_t n)
+{
+    char key[CSRC_PATH_MAX];
+    struct csrc_known *k;
+    if (!ic || !t || !tmpl || (!keys && n) || n > VIM_MAX_CLONE_DISKS)
+        return;
+    known_key(t, key, sizeof(key));
+    pthread_mutex_lock(&ic->known_lock);
+    k = vmop_map_get(&ic->known, key);
+    if (k && vim_moref_eq(&k->tmpl, tmpl)) {
+        if (n)
+            memcpy(k->disk_keys, keys, n * sizeof(*keys));
+        k->n_disks = n;
+        k->disks_known = 1;
+    }
     pthread_mutex_unlock(&ic->known_lock);
 }
 

@@ -79,6 +79,14 @@ unsigned long csrc_activity(void);
 void csrc_forget(struct csrc_cache *ic, const char *item_id);
 /* Forgets every remembered template (the vCenter session was renewed). */
 void csrc_forget_all(struct csrc_cache *ic);
+/* The device keys of a remembered template's disks (what a clone under a storage policy places
+ * disk by disk), kept with t's entry and forgotten with it: vmop's templates do not change, a
+ * new content version is another template. get: 1 and *ret_n keys (at most VIM_MAX_CLONE_DISKS)
+ * when t's entry is fresh, is tmpl and has them; else 0. put: best effort (no entry, no change). */
+int csrc_disks_get(struct csrc_cache *ic, const struct csrc_target *t, const struct vim_moref *tmpl,
+                   int *keys, size_t *ret_n);
+void csrc_disks_put(struct csrc_cache *ic, const struct csrc_target *t,
+                    const struct vim_moref *tmpl, const int *keys, size_t n);
 
 /* The collector's side: the item's lock (the one csrc_get() holds while it finds or deploys and
  * takes a use), and the uses of a template name. A template with no use while its item's lock is

@@ -856,12 +856,17 @@ static const char *vm_name(const struct rs_desired *d)
 }
 
 /* The device keys of the template's disks, so each disk can be placed under the storage policy
- * (a clone without disk locators applies the policy to the VM home only). */
-static vmop_rc template_disks(struct vs_ctx *ctx, const struct vim_moref *tmpl, int *keys,
-                              size_t *ret_n, struct vmop_err *err)
+ * (a clone without disk locators applies the policy to the VM home only): read once per
+ * remembered template (csrc_disks_get). */
+static vmop_rc template_disks(struct vs_ctx *ctx, const struct csrc_target *t,
+                              const struct vim_moref *tmpl, int *keys, size_t *ret_n,
+                              struct vmop_err *err)
 {
     struct vim_vm *v = NULL;
-    vmop_rc rc = vim_vm_get(ctx->client, tmpl, &v, err);
+    vmop_rc rc;
+    if (csrc_disks_get(ctx->images, t, tmpl, keys, ret_n))
+        return VMOP_OK;
+    rc = vim_vm_get(ctx->client, tmpl, &v, err);
     if (rc)
         return rc;
     if (v->n_disks > VIM_MAX_CLONE_DISKS) {
@@ -871,6 +876,7 @@ static vmop_rc template_disks(struct vs_ctx *ctx, const struct vim_moref *tmpl, 
         for (size_t i = 0; i < v->n_disks; i++)
             keys[i] = v->disks[i].key;
         *ret_n = v->n_disks;
+        csrc_disks_put(ctx->images, t, tmpl, keys, v->n_disks);
     }
     vim_vm_free(v);
     return rc;
@@ -917,7 +923,7 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
     t.datastore = vim_moref_is_set(&ds) ? &ds : NULL;
     rc = csrc_get(ctx->images, ctx->client, &t, &tmpl, &hold, err);
     if (!rc && nonempty(d->storage_policy_id) && vim_moref_is_set(&ds))
-        rc = template_disks(ctx, &tmpl, disk_keys, &n_disks, err);
+        rc = template_disks(ctx, &t, &tmpl, disk_keys, &n_disks, err);
     if (rc)
         goto out;
 

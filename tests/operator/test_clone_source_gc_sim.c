@@ -132,6 +132,24 @@ START_TEST(superseded_in_use_grace_unbound)
     ck_assert_uint_eq(csrc_uses(w.ic, cur), 0);
     csrc_put(&h); /* a second put does nothing */
 
+    /* the template's disk keys are remembered with it, for that template only, until forgotten */
+    {
+        int keys[VIM_MAX_CLONE_DISKS], put[2] = {2000, 2001};
+        size_t n = 0;
+        struct vim_moref other = tmpl;
+        ck_assert(!csrc_disks_get(w.ic, &w.t, &tmpl, keys, &n));
+        csrc_disks_put(w.ic, &w.t, &tmpl, put, 2);
+        ck_assert(csrc_disks_get(w.ic, &w.t, &tmpl, keys, &n));
+        ck_assert_uint_eq(n, 2);
+        ck_assert_int_eq(keys[1], 2001);
+        snprintf(other.value, sizeof(other.value), "vm-999999");
+        ck_assert(!csrc_disks_get(w.ic, &w.t, &other, keys, &n));
+        csrc_disks_put(w.ic, &w.t, &other, put, 1); /* not the remembered template: no change */
+        ck_assert(csrc_disks_get(w.ic, &w.t, &tmpl, keys, &n) && n == 2);
+        csrc_forget(w.ic, w.t.item_id);
+        ck_assert(!csrc_disks_get(w.ic, &w.t, &tmpl, keys, &n));
+    }
+
     /* the template of an older version, and a foreign one named like a cache template */
     snprintf(marker, sizeof(marker), CSRC_MARKER_PREFIX "%s" CSRC_MARKER_MID "0", w.t.item_id);
     make_template(&w, old, marker);
