@@ -248,6 +248,17 @@ vmop_rc vim_vm_power(struct vim_client *c, const struct vim_moref *vm, enum vim_
     return vm_not_found(rc, err);
 }
 
+vmop_rc vim_vm_power_start(struct vim_client *c, const struct vim_moref *vm, enum vim_power_op op,
+                           struct vim_moref *ret_task, struct vmop_err *err)
+{
+    const char *method = vim_power_op_method(op);
+
+    if (!c || !vm_ref_ok(vm) || !method || !power_ops[op].is_task || !ret_task)
+        return vmop_fail(err, VMOP_E_INVALID,
+                         "vim_vm_power_start: missing argument or not a task operation");
+    return vm_not_found(vm_start_task(c, method, vm, NULL, ret_task, err), err);
+}
+
 vmop_rc vim_vm_upgrade(struct vim_client *c, const struct vim_moref *vm, const char *version,
                        struct vmop_err *err)
 {

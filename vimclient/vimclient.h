@@ -402,6 +402,11 @@ const char *vim_power_op_method(enum vim_power_op op);
  * fault "InvalidPowerState" (callers decide whether that is success). */
 vmop_rc vim_vm_power(struct vim_client *c, const struct vim_moref *vm, enum vim_power_op op,
                      struct vmop_err *err);
+/* A task operation (power on/off, suspend, reset), not awaited: *ret_task is the task
+ * (vim_task_poll, vim_task_wait). A guest operation is VMOP_E_INVALID; a VM already gone is
+ * VMOP_E_NOT_FOUND. "Already in that state" comes from the task, as InvalidPowerState. */
+vmop_rc vim_vm_power_start(struct vim_client *c, const struct vim_moref *vm, enum vim_power_op op,
+                           struct vim_moref *ret_task, struct vmop_err *err);
 /* UpgradeVM_Task(version), awaited: raises the virtual hardware version to `version` ("vmx-19";
  * NULL = the newest the host supports). The VM must be powered off (else fault
  * InvalidPowerState); a VM already at that version or newer gives fault AlreadyUpgraded, a

@@ -1440,9 +1440,9 @@ static int done_delete_seen(struct vmc *c, const char *uid, const char *rv)
     return seen;
 }
 
-/* The delete's ears (vmsync.h vs_events): the change feed of the VM's vCenter, held for the call
- * so that the feed thread cannot free it meanwhile (it stops it, and the waits then fall back to
- * reading vCenter). */
+/* The ears of an apply and a delete (vmsync.h vs_events): the change feed of the VM's vCenter,
+ * held for the call so that the feed thread cannot free it meanwhile (it stops it, and the waits
+ * then fall back to reading vCenter). */
 static int ev_mark(void *ud, const char *moref, uint64_t *ret_mark)
 {
     return vcfeed_mark_vm(ud, moref, ret_mark);
@@ -2010,7 +2010,14 @@ static vmop_rc step_apply(struct rctx *r, struct pass *p, int *stop, struct vmop
         r->requeue_ms = untracked ? VMC_CREATE_WAIT_MS : 0;
         return VMOP_OK;
     }
-    p->arc = vs_apply(vmc_conn_sync(r->conn), &p->res.desired, r->vm->status_unique_id, out, err);
+    {
+        /* power tasks are heard through the endpoint's feed (held for the call, as a delete's) */
+        struct vcfeed *f = feed_hold(r->c, r->endpoint ? r->endpoint->name : NULL);
+        struct vs_events ev = {ev_mark, ev_wait_power, ev_wait_gone, f};
+        p->arc = vs_apply(vmc_conn_sync(r->conn), &p->res.desired, r->vm->status_unique_id,
+                          f ? &ev : NULL, out, err);
+        vcfeed_release(f);
+    }
     if (slot)
         pacing_create_done(&r->c->pace);
     if (p->arc != VMOP_OK && out->conflict) {

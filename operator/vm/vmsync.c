@@ -1163,11 +1163,79 @@ static vmop_rc do_reconfigure(struct vs_ctx *ctx, const struct rs_desired *d,
     return rc;
 }
 
-/* Runs a power task; "already in that state" is success. */
-static vmop_rc power_hard(struct vs_ctx *ctx, const struct vim_moref *vm, enum vim_power_op op,
+/* How long a power task is followed through the change feed before its task is simply awaited. */
+#define POWER_FEED_MS 60000L
+
+/* The power state a task operation leads to, for the feed to hear; VIM_POWER_UNKNOWN: none
+ * (a reset ends where it began). */
+static enum vim_power_state power_target(enum vim_power_op op)
+{
+    switch (op) {
+    case VIM_OP_POWER_ON:
+        return VIM_POWER_ON;
+    case VIM_OP_POWER_OFF:
+        return VIM_POWER_OFF;
+    case VIM_OP_SUSPEND:
+        return VIM_POWER_SUSPENDED;
+    default:
+        return VIM_POWER_UNKNOWN;
+    }
+}
+
+/* The power task, followed through the change feed as a destroy is (destroy_vm): the state heard
+ * after the call ends the wait without reading the task; a read of the task at
+ * pl_feed_backstop_ms() catches one that failed (InvalidPowerState: the VM was there already) or
+ * a feed that is slow; a feed that can no longer tell falls back to vim_task_wait. 0: no feed. */
+static int power_via_feed(struct vs_ctx *ctx, const struct vs_events *ev,
+                          const struct vim_moref *vm, enum vim_power_op op, vmop_rc *ret_rc,
                           struct vmop_err *err)
 {
-    vmop_rc rc = vim_vm_power(ctx->client, vm, op, err);
+    enum vim_power_state want = power_target(op);
+    struct vim_moref task;
+    uint64_t mark = 0;
+    double deadline = now_s() + POWER_FEED_MS / 1000.0;
+    vmop_rc rc;
+
+    if (want == VIM_POWER_UNKNOWN || !ev || !ev->mark || !ev->wait_power ||
+        !ev->mark(ev->ud, vm->value, &mark))
+        return 0;
+    rc = vim_vm_power_start(ctx->client, vm, op, &task, err);
+    for (unsigned attempt = 0; rc == VMOP_OK; attempt++) {
+        double left = deadline - now_s();
+        long slice = pl_feed_backstop_ms(attempt);
+        int done = 0, h;
+        if (left <= 0)
+            break;
+        h = ev->wait_power(ev->ud, vm->value, mark, want,
+                           slice < left * 1000.0 ? slice : (long)(left * 1000.0));
+        if (h > 0) {
+            *ret_rc = VMOP_OK;
+            return 1;
+        }
+        if (h < 0)
+            break;
+        rc = vim_task_poll(ctx->client, &task, &done, NULL, err); /* the backstop */
+        if (rc == VMOP_OK && done) {
+            *ret_rc = VMOP_OK;
+            return 1;
+        }
+    }
+    if (rc == VMOP_OK)
+        rc = vim_task_wait(ctx->client, &task, 0, NULL, err);
+    if (rc == VMOP_E_FAULT && vmop_err_is_fault(err, "ManagedObjectNotFound"))
+        err->rc = rc = VMOP_E_NOT_FOUND;
+    *ret_rc = rc;
+    return 1;
+}
+
+/* Runs a power task (heard through the feed when ev has one); "already in that state" is
+ * success. */
+static vmop_rc power_hard(struct vs_ctx *ctx, const struct vs_events *ev,
+                          const struct vim_moref *vm, enum vim_power_op op, struct vmop_err *err)
+{
+    vmop_rc rc;
+    if (!power_via_feed(ctx, ev, vm, op, &rc, err))
+        rc = vim_vm_power(ctx->client, vm, op, err);
     if (rc == VMOP_E_FAULT && vmop_err_is_fault(err, "InvalidPowerState")) {
         vmop_err_clear(err);
         return VMOP_OK;
@@ -1268,7 +1336,7 @@ static vmop_rc do_power(struct vs_ctx *ctx, const struct vs_events *ev, const st
     vmop_rc rc;
 
     if (a->kind == PL_POWER_ON)
-        return power_hard(ctx, vm, VIM_OP_POWER_ON, err);
+        return power_hard(ctx, ev, vm, VIM_OP_POWER_ON, err);
     if (a->kind == PL_POWER_OFF) {
         hard = VIM_OP_POWER_OFF;
         soft = VIM_OP_SHUTDOWN_GUEST;
@@ -1279,13 +1347,13 @@ static vmop_rc do_power(struct vs_ctx *ctx, const struct vs_events *ev, const st
         want = VIM_POWER_SUSPENDED;
     }
     if (a->mode == PL_MODE_HARD)
-        return power_hard(ctx, vm, hard, err);
+        return power_hard(ctx, ev, vm, hard, err);
     rc = power_soft(ctx, ev, vm, soft, want, err);
     if (rc == VMOP_OK || a->mode == PL_MODE_SOFT || rc == VMOP_E_NOT_FOUND ||
         rc == VMOP_E_TRANSPORT || rc == VMOP_E_AUTH)
         return rc;
     vmop_err_clear(err); /* TrySoft: the guest could not do it (no tools, timeout): go hard */
-    return power_hard(ctx, vm, hard, err);
+    return power_hard(ctx, ev, vm, hard, err);
 }
 
 /* Writes the restart marker (PL_KEY_LAST_RESTART = d->restart_for), then restarts by mode (plan.h
@@ -1399,7 +1467,7 @@ static vmop_rc adopt(struct vs_ctx *ctx, const struct rs_desired *d, struct vs_o
 }
 
 vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
-                 struct vs_outcome *ret, struct vmop_err *err)
+                 const struct vs_events *ev, struct vs_outcome *ret, struct vmop_err *err)
 {
     struct vs_backing_buf bufs[API_VM_MAX_NICS];
     struct pl_backing bk[API_VM_MAX_NICS];
@@ -1506,7 +1574,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
             case PL_POWER_ON:
             case PL_POWER_OFF:
             case PL_SUSPEND:
-                rc = do_power(ctx, NULL, &ret->obs.vm->ref, a, err);
+                rc = do_power(ctx, ev, &ret->obs.vm->ref, a, err);
                 break;
             case PL_UPGRADE:
                 rc = do_upgrade(ctx, &ret->obs.vm->ref, a->hw_version, err);

@@ -156,9 +156,11 @@ void vs_outcome_free(struct vs_outcome *o);
  * resolved first (a bad one fails before anything is created). ret is always initialized (free
  * with vs_outcome_free), on failure too: it then says what was done before the failure and holds
  * the last observation. Returns VMOP_OK when the VM now matches d (apart from deferred
- * CPU/memory and unreachable power states, flagged in ret); else the failure (err and ret). */
+ * CPU/memory and unreachable power states, flagged in ret); else the failure (err and ret).
+ * ev (NULL: none): the change feed, through which power tasks are heard (struct vs_events). */
+struct vs_events;
 vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
-                 struct vs_outcome *ret, struct vmop_err *err);
+                 const struct vs_events *ev, struct vs_outcome *ret, struct vmop_err *err);
 
 /* Storage policies (rs_desired.storage_policy_id, an SPBM profile ID): the create places the VM
  * on a datastore of the pool's cluster that the policy allows (the binding's datastore when it
@@ -179,7 +181,8 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
 /* ---- delete -----------------------------------------------------------------------------------
  */
 
-/* How a delete hears of the VM's power state and of its end without reading it: the
+/* How vs_apply and vs_delete hear of the VM's power state (after a power task or a guest
+ * shutdown) and a delete of the VM's end without reading vCenter: the
  * controller's change feed (change_feed.h vcfeed_mark_vm / vcfeed_wait_power / vcfeed_wait_gone).
  * mark: 1 when the feed holds the VM and is live (*ret_mark: now); wait_power: 1 heard, after
  * mark, that the VM is in state want; wait_gone: 1 heard, after mark, that the VM left (destroyed);

@@ -37,7 +37,7 @@ static void world_init(struct sim_world *w, int n)
 static void apply_ok(struct sim_world *w, const char *unique_id, struct vs_outcome *out)
 {
     struct vmop_err err = {0};
-    vmop_rc rc = vs_apply(w->ctx, &w->d, unique_id, out, &err);
+    vmop_rc rc = vs_apply(w->ctx, &w->d, unique_id, NULL, out, &err);
     ck_assert_msg(rc == VMOP_OK, "apply: %s [%s] step %s", err.msg, err.fault,
                   vm_step_str(out->failed_step));
     ck_assert_int_eq(out->obs.present, 1);
@@ -118,7 +118,8 @@ START_TEST(create_with_every_field)
     ck_assert_str_eq(vim_vm_extra_config(vm, "vmop.test.class"), "from-the-class");
 
     /* what vCenter shows is what was asked: nothing more to do */
-    ck_assert_msg(vs_apply(w.ctx, &w.d, vm->ref.value, &again, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_apply(w.ctx, &w.d, vm->ref.value, NULL, &again, &err) == VMOP_OK, "%s",
+                  err.msg);
     ck_assert_msg(again.changed == 0, "second apply did: %s", again.done);
     ck_assert_uint_eq(again.deferred_fields, 0);
     vs_outcome_free(&again);

@@ -104,7 +104,7 @@ START_TEST(foreign_instance_uuid_is_a_conflict_and_survives_delete)
     w.d.power = s.vm->power_state == VIM_POWER_ON ? API_POWER_OFF : API_POWER_ON;
     w.d.size.num_cpus = s.vm->num_cpu + 1;
 
-    ck_assert_int_eq(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_E_EXISTS);
+    ck_assert_int_eq(vs_apply(w.ctx, &w.d, NULL, NULL, &out, &err), VMOP_E_EXISTS);
     ck_assert_int_eq(out.conflict, 1);
     ck_assert_int_eq(out.failed, 1);
     ck_assert_int_eq(out.created, 0);
@@ -158,13 +158,14 @@ START_TEST(foreign_unique_id_is_ignored_then_a_conflict)
     world_init(&w, 2);
     foreign_path(path, sizeof(path));
     snap_take(w.c, path, &s);
-    ck_assert_msg(vs_apply(w.ctx, &w.d, NULL, &out, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_apply(w.ctx, &w.d, NULL, NULL, &out, &err) == VMOP_OK, "%s", err.msg);
     ck_assert_int_eq(out.created, 1);
     snprintf(own, sizeof(own), "%s", out.obs.vm->ref.value);
     vs_outcome_free(&out);
 
     /* status.uniqueID rewritten to the foreign VM: the resource's own VM is still found */
-    ck_assert_msg(vs_apply(w.ctx, &w.d, s.vm->ref.value, &out, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_apply(w.ctx, &w.d, s.vm->ref.value, NULL, &out, &err) == VMOP_OK, "%s",
+                  err.msg);
     ck_assert_int_eq(out.conflict, 0);
     ck_assert_int_eq(out.obs.present, 1);
     ck_assert_str_eq(out.obs.vm->ref.value, own);
@@ -179,7 +180,7 @@ START_TEST(foreign_unique_id_is_ignored_then_a_conflict)
     ck_assert_msg(vs_delete(w.ctx, &w.d, own, API_MODE_HARD, NULL, &del, &err) == VMOP_OK, "%s",
                   err.msg);
     ck_assert_int_eq(del.destroyed, 1);
-    ck_assert_int_eq(vs_apply(w.ctx, &w.d, s.vm->ref.value, &out, &err), VMOP_E_EXISTS);
+    ck_assert_int_eq(vs_apply(w.ctx, &w.d, s.vm->ref.value, NULL, &out, &err), VMOP_E_EXISTS);
     ck_assert_int_eq(out.conflict, 1);
     ck_assert_int_eq(out.created, 0);
     ck_assert_int_eq(out.foreign.by_instance_uuid, 0);
@@ -210,7 +211,7 @@ START_TEST(recreated_resource_does_not_inherit_the_old_vm)
     char old[VIM_MOREF_VALUE_MAX], new_uid[40];
 
     world_init(&w, 3);
-    ck_assert_msg(vs_apply(w.ctx, &w.d, NULL, &out, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_apply(w.ctx, &w.d, NULL, NULL, &out, &err) == VMOP_OK, "%s", err.msg);
     snprintf(old, sizeof(old), "%s", out.obs.vm->ref.value);
     vs_outcome_free(&out);
 
@@ -218,7 +219,7 @@ START_TEST(recreated_resource_does_not_inherit_the_old_vm)
     snprintf(new_uid, sizeof(new_uid), "9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a");
     w.d.resource_uid = new_uid;
     w.d.size.num_cpus = 2;
-    ck_assert_int_eq(vs_apply(w.ctx, &w.d, old, &out, &err), VMOP_E_EXISTS);
+    ck_assert_int_eq(vs_apply(w.ctx, &w.d, old, NULL, &out, &err), VMOP_E_EXISTS);
     ck_assert_int_eq(out.conflict, 1);
     ck_assert_int_eq(out.foreign.by_instance_uuid, 1);
     ck_assert_ptr_nonnull(strstr(out.message, OWN_KEY_UID));
@@ -250,7 +251,7 @@ START_TEST(outside_the_folder_is_not_ours)
     char own[VIM_MOREF_VALUE_MAX], other[512];
 
     world_init(&w, 4);
-    ck_assert_msg(vs_apply(w.ctx, &w.d, NULL, &out, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_apply(w.ctx, &w.d, NULL, NULL, &out, &err) == VMOP_OK, "%s", err.msg);
     snprintf(own, sizeof(own), "%s", out.obs.vm->ref.value);
     vs_outcome_free(&out);
     /* the same resource bound to another folder (any Folder of the inventory serves) */
@@ -261,7 +262,7 @@ START_TEST(outside_the_folder_is_not_ours)
     ck_assert_int_eq(o.foreign.found, 1);
     ck_assert_ptr_nonnull(strstr(o.foreign.why, "folder"));
     vs_obs_free(&o);
-    ck_assert_int_eq(vs_apply(w.ctx, &w.d, own, &out, &err), VMOP_E_EXISTS);
+    ck_assert_int_eq(vs_apply(w.ctx, &w.d, own, NULL, &out, &err), VMOP_E_EXISTS);
     ck_assert_int_eq(out.created, 0);
     vs_outcome_free(&out);
     w.d.folder = simfx_sim->folder;
@@ -285,7 +286,7 @@ START_TEST(legacy_vm_is_adopted_only_with_the_status_proof)
     char own[VIM_MOREF_VALUE_MAX];
 
     world_init(&w, 5);
-    ck_assert_msg(vs_apply(w.ctx, &w.d, NULL, &out, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_apply(w.ctx, &w.d, NULL, NULL, &out, &err) == VMOP_OK, "%s", err.msg);
     snprintf(own, sizeof(own), "%s", out.obs.vm->ref.value);
     ref = out.obs.vm->ref;
     vs_outcome_free(&out);
@@ -296,12 +297,12 @@ START_TEST(legacy_vm_is_adopted_only_with_the_status_proof)
     vim_config_spec_free(cs);
 
     /* found by the instance UUID only: not proven */
-    ck_assert_int_eq(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_E_EXISTS);
+    ck_assert_int_eq(vs_apply(w.ctx, &w.d, NULL, NULL, &out, &err), VMOP_E_EXISTS);
     ck_assert_int_eq(out.conflict, 1);
     vs_outcome_free(&out);
     /* the resource's status.uniqueID names it: adopted, the mark added */
     vmop_err_clear(&err);
-    ck_assert_msg(vs_apply(w.ctx, &w.d, own, &out, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_apply(w.ctx, &w.d, own, NULL, &out, &err) == VMOP_OK, "%s", err.msg);
     ck_assert_int_eq(out.adopted, 1);
     ck_assert_int_eq(out.created, 0);
     ck_assert_ptr_nonnull(strstr(out.done, "adopt"));
@@ -313,7 +314,7 @@ START_TEST(legacy_vm_is_adopted_only_with_the_status_proof)
     ck_assert_str_eq(vim_vm_extra_config(vm, OWN_KEY_UID), w.uid);
     vim_vm_free(vm);
     /* from now on the instance UUID alone finds it */
-    ck_assert_msg(vs_apply(w.ctx, &w.d, NULL, &out, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_apply(w.ctx, &w.d, NULL, NULL, &out, &err) == VMOP_OK, "%s", err.msg);
     ck_assert_int_eq(out.adopted, 0);
     ck_assert_str_eq(out.done, "");
     vs_outcome_free(&out);

@@ -69,7 +69,7 @@ static void world_init(struct sim_world *w, int n, const char *item_name)
 static void apply_ok(struct sim_world *w, struct vs_outcome *out)
 {
     struct vmop_err err = {0};
-    vmop_rc rc = vs_apply(w->ctx, &w->d, NULL, out, &err);
+    vmop_rc rc = vs_apply(w->ctx, &w->d, NULL, NULL, out, &err);
     ck_assert_msg(rc == VMOP_OK, "apply: %s [%s] step %s", err.msg, err.fault,
                   vm_step_str(out->failed_step));
     ck_assert_int_eq(out->failed, 0);
@@ -206,8 +206,8 @@ START_TEST(create_converges_and_second_apply_is_noop)
     before = soap_calls(w.c);
     {
         struct vmop_err err = {0};
-        ck_assert_msg(vs_apply(w.ctx, &w.d, out.obs.vm->ref.value, &again, &err) == VMOP_OK, "%s",
-                      err.msg);
+        ck_assert_msg(vs_apply(w.ctx, &w.d, out.obs.vm->ref.value, NULL, &again, &err) == VMOP_OK,
+                      "%s", err.msg);
     }
     ck_assert_int_eq(again.changed, 0);
     ck_assert_int_eq(again.created, 0);
@@ -306,7 +306,7 @@ struct par {
 static void *par_apply(void *arg)
 {
     struct par *p = arg;
-    p->rc = vs_apply(p->w->ctx, &p->w->d, NULL, &p->out, &p->err);
+    p->rc = vs_apply(p->w->ctx, &p->w->d, NULL, NULL, &p->out, &p->err);
     return NULL;
 }
 
@@ -447,7 +447,7 @@ START_TEST(bad_port_group_fails_before_create)
     struct vmop_err err = {0};
     world_init(&w, 7, "vmop-tiny-ovf");
     w.d.nics[0].port_group = "/DC0/network/no-such-pg";
-    ck_assert_int_ne(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_OK);
+    ck_assert_int_ne(vs_apply(w.ctx, &w.d, NULL, NULL, &out, &err), VMOP_OK);
     ck_assert_int_eq(out.failed, 1);
     ck_assert_str_eq(out.fault, "NotFound");
     ck_assert_str_eq(err.fault, "NotFound");
@@ -460,7 +460,7 @@ START_TEST(bad_port_group_fails_before_create)
     /* a standard network is not a DV port group */
     vmop_err_clear(&err);
     w.d.nics[0].port_group = simfx_sim->network;
-    ck_assert_int_ne(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_OK);
+    ck_assert_int_ne(vs_apply(w.ctx, &w.d, NULL, NULL, &out, &err), VMOP_OK);
     ck_assert_str_eq(out.fault, "NotSupported");
     ck_assert_uint_eq(simfx_count_by_uuid(w.c, w.inst), 0);
     vs_outcome_free(&out);
@@ -477,7 +477,7 @@ START_TEST(missing_pool_fails_nothing_created)
     world_init(&w, 8, "vmop-tiny-ovf");
     snprintf(pool, sizeof(pool), "%s/no-such-pool", simfx_sim->resource_pool);
     w.d.resource_pool = pool;
-    ck_assert_int_ne(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_OK);
+    ck_assert_int_ne(vs_apply(w.ctx, &w.d, NULL, NULL, &out, &err), VMOP_OK);
     ck_assert_int_eq(out.failed, 1);
     ck_assert_int_eq(out.failed_step, VM_STEP_CREATE);
     ck_assert_str_eq(out.fault, "NotFound");
@@ -626,7 +626,7 @@ START_TEST(unknown_policy_fails_nothing_created)
     world_init(&w, 23, "vmop-tiny-ovf");
     w.d.storage_class = "gold";
     w.d.storage_policy_id = bad;
-    ck_assert_int_eq(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_E_NOT_FOUND);
+    ck_assert_int_eq(vs_apply(w.ctx, &w.d, NULL, NULL, &out, &err), VMOP_E_NOT_FOUND);
     ck_assert_int_eq(out.failed, 1);
     ck_assert_int_eq(out.failed_step, VM_STEP_STORAGE);
     ck_assert_str_eq(out.fault, VS_REASON_POLICY_NOT_FOUND);
@@ -643,7 +643,7 @@ START_TEST(unknown_policy_fails_nothing_created)
     vs_outcome_free(&out);
     /* again: failures are not cached, the answer is the same */
     vmop_err_clear(&err);
-    ck_assert_int_eq(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_E_NOT_FOUND);
+    ck_assert_int_eq(vs_apply(w.ctx, &w.d, NULL, NULL, &out, &err), VMOP_E_NOT_FOUND);
     ck_assert_str_eq(out.fault, VS_REASON_POLICY_NOT_FOUND);
     vs_outcome_free(&out);
     sim_world_free(&w);
@@ -670,7 +670,7 @@ START_TEST(fence_closed_creates_nothing)
     vs_ctx_free(w.ctx);
     w.ctx = NULL;
     ck_assert_msg(vs_ctx_new(w.c, &o, &w.ctx, &err) == VMOP_OK, "ctx: %s", err.msg);
-    ck_assert_int_eq(vs_apply(w.ctx, &w.d, NULL, &out, &err), VMOP_E_CANCELED);
+    ck_assert_int_eq(vs_apply(w.ctx, &w.d, NULL, NULL, &out, &err), VMOP_E_CANCELED);
     ck_assert_int_ge(asked, 1);
     ck_assert_int_eq(out.failed, 1);
     ck_assert_int_eq(out.created, 0);
@@ -720,13 +720,13 @@ static unsigned long create_failing_at(struct sim_world *w, struct failn *f, uns
     f->fail_at = n ? start + n : 0;
     f->mode = mode;
     f->hit = 0;
-    rc = vs_apply(w->ctx, &w->d, NULL, &out, &err);
+    rc = vs_apply(w->ctx, &w->d, NULL, NULL, &out, &err);
     used = f->seen - start;
     f->fail_at = 0;
     while (rc != VMOP_OK && tries++ < 3) {
         vs_outcome_free(&out);
         vmop_err_clear(&err);
-        rc = vs_apply(w->ctx, &w->d, NULL, &out, &err);
+        rc = vs_apply(w->ctx, &w->d, NULL, NULL, &out, &err);
     }
     ck_assert_msg(rc == VMOP_OK, "fail at %lu (%s): no convergence: %s", n,
                   mode == VIM_FAULT_BEFORE ? "before" : "after", err.msg);
@@ -785,11 +785,11 @@ static void trace_costs(struct sim_world *w)
     char id[VIM_MOREF_VALUE_MAX];
 
     method_counts(w->c, &a);
-    ck_assert_int_eq(vs_apply(w->ctx, &w->d, NULL, &out, &err), VMOP_OK);
+    ck_assert_int_eq(vs_apply(w->ctx, &w->d, NULL, NULL, &out, &err), VMOP_OK);
     method_counts(w->c, &b);
     snprintf(id, sizeof(id), "%s", out.obs.vm->ref.value);
     vs_outcome_free(&out);
-    ck_assert_int_eq(vs_apply(w->ctx, &w->d, id, &out, &err), VMOP_OK);
+    ck_assert_int_eq(vs_apply(w->ctx, &w->d, id, NULL, &out, &err), VMOP_OK);
     vs_outcome_free(&out);
     method_counts(w->c, &c);
     ck_assert_int_eq(vs_delete(w->ctx, &w->d, id, API_MODE_UNSET, NULL, &del, &err), VMOP_OK);
@@ -839,7 +839,7 @@ static uint64_t create_lookups(struct sim_world *w)
     char id[VIM_MOREF_VALUE_MAX];
     uint64_t before = method_calls(w->c, "FindByInventoryPath"), n;
 
-    ck_assert_msg(vs_apply(w->ctx, &w->d, NULL, &out, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_msg(vs_apply(w->ctx, &w->d, NULL, NULL, &out, &err) == VMOP_OK, "%s", err.msg);
     n = method_calls(w->c, "FindByInventoryPath") - before;
     snprintf(id, sizeof(id), "%s", out.obs.vm->ref.value);
     vs_outcome_free(&out);
@@ -1038,6 +1038,56 @@ START_TEST(destroy_heard_through_feed)
 }
 END_TEST
 
+/* The create of resource n (powered on) with ev, timed into *ret_took; the VM is on afterwards
+ * (bounded wait: a fake feed may answer before the task ends). */
+static void create_on_vm(int n, const struct vs_events *ev, long long *ret_took)
+{
+    struct sim_world w;
+    struct vs_outcome out;
+    struct vmop_err err = {0};
+    struct vim_vm *v = NULL;
+    struct vim_moref ref;
+    long long t0;
+    int on = 0;
+
+    world_init(&w, n, "vmop-tiny-ovf");
+    w.d.power = API_POWER_ON;
+    t0 = vmop_test_now_ms();
+    ck_assert_msg(vs_apply(w.ctx, &w.d, NULL, ev, &out, &err) == VMOP_OK, "%s", err.msg);
+    *ret_took = vmop_test_now_ms() - t0;
+    ck_assert_int_eq(out.created, 1);
+    ref = out.obs.vm->ref;
+    vs_outcome_free(&out);
+    for (t0 = vmop_test_now_ms(); !on && vmop_test_now_ms() - t0 < 10000;) {
+        ck_assert_msg(vim_vm_get(w.c, &ref, &v, &err) == VMOP_OK, "%s", err.msg);
+        on = v->power_state == VIM_POWER_ON;
+        vim_vm_free(v);
+        if (!on)
+            vmop_test_sleep_ms(20);
+    }
+    ck_assert_msg(on, "VM %s not powered on", ref.value);
+    sim_world_free(&w);
+}
+
+/* A create's power-on is followed through the feed as a destroy is: heard, it ends the wait at
+ * once; a feed that hears nothing is backed by a read of the task after 1 s, which finds it
+ * done; with no feed the task is polled. */
+START_TEST(power_on_heard_through_feed)
+{
+    struct fake_ev hears = {1, 0}, silent = {0, 0};
+    struct vs_events ev_hears = {fake_mark, fake_wait, NULL, &hears};
+    struct vs_events ev_silent = {fake_mark, fake_wait, NULL, &silent};
+    long long took;
+
+    create_on_vm(15, &ev_hears, &took);
+    ck_assert_int_eq(hears.waits, 1);
+    create_on_vm(16, &ev_silent, &took);
+    ck_assert_int_eq(silent.waits, 1);
+    ck_assert_int_ge(took, PL_FEED_BACKSTOP_MIN_MS);
+    create_on_vm(17, NULL, &took); /* polled */
+}
+END_TEST
+
 int main(void)
 {
     static const struct vcsim_opts opts = {.vms = VCSIM_NONE, .no_autostart = 1, .datastores = 2};
@@ -1059,6 +1109,7 @@ int main(void)
     tcase_add_test(tc, fail_at_n_converges_to_one_vm);
     tcase_add_test(tc, trysoft_delete_feed_blind_polls);
     tcase_add_test(tc, destroy_heard_through_feed);
+    tcase_add_test(tc, power_on_heard_through_feed);
     {
         static const struct vcsim_opts exp = {
             .vms = VCSIM_NONE, .no_autostart = 1, .session_idle_timeout_ms = SESSION_IDLE_MS};
