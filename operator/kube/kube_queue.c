@@ -3,7 +3,8 @@
  *
  * One mutex guards everything; one condition variable (on CLOCK_MONOTONIC) wakes getters for new
  * keys, for the earliest delayed key and for shutdown. Delayed keys live in a min-heap with lazy
- * deletion: `waiting` maps a key to its earliest ready time, heap entries that disagree are stale.
+ * deletion: `waiting` maps a key to its earliest ready time (and when it was last asked for),
+ * heap entries that disagree are stale.
  */
 #include "kube_queue.h"
 
@@ -20,6 +21,13 @@ struct delayed {
     char *key;
 };
 
+/* A key's pending wake-up: the earliest time asked for, and the last time any add_after asked for
+ * one (a later request merged into an earlier wake-up counts: that wake-up now serves it). */
+struct waiting {
+    int64_t at_ms;
+    int64_t asked_ms;
+};
+
 struct kube_queue {
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -28,7 +36,7 @@ struct kube_queue {
     size_t head, len, cap;
     struct vmop_map dirty;      /* keys wanting processing (value unused) */
     struct vmop_map processing; /* keys a worker holds */
-    struct vmop_map waiting;    /* key -> (int64_t *) earliest ready time (owned) */
+    struct vmop_map waiting;    /* key -> (struct waiting *) its pending wake-up (owned) */
     struct delayed *heap;
     size_t heap_len, heap_cap;
     struct vmop_map failures; /* key -> (unsigned *) failure count (owned) */
@@ -218,8 +226,8 @@ static int64_t promote_due_locked(struct kube_queue *q)
         if (q->heap[0].at_ms > now)
             return q->heap[0].at_ms - now;
         struct delayed d = heap_pop_locked(q);
-        int64_t *at = vmop_map_get(&q->waiting, d.key);
-        if (at && *at == d.at_ms) { /* else a stale entry */
+        const struct waiting *w = vmop_map_get(&q->waiting, d.key);
+        if (w && w->at_ms == d.at_ms) { /* else a stale entry */
             vmop_map_del(&q->waiting, d.key);
             (void)add_locked(q, d.key);
         }
@@ -238,28 +246,43 @@ vmop_rc kube_queue_add_after(struct kube_queue *q, const char *key, long delay_m
     pthread_mutex_lock(&q->lock);
     if (q->shutting_down)
         goto out;
-    int64_t at = vmop_mono_ms() + delay_ms;
-    int64_t *cur = vmop_map_get(&q->waiting, key);
-    if (cur && *cur <= at)
-        goto out; /* an earlier wake-up is already pending */
-    int64_t *nat = malloc(sizeof(*nat));
-    if (!nat) {
+    int64_t now = vmop_mono_ms(), at = now + delay_ms;
+    struct waiting *cur = vmop_map_get(&q->waiting, key), *nw;
+    if (cur && cur->at_ms <= at) {
+        cur->asked_ms = now; /* an earlier wake-up is already pending: it serves this one too */
+        goto out;
+    }
+    nw = malloc(sizeof(*nw));
+    if (!nw) {
         rc = VMOP_E_NOMEM;
         goto out;
     }
-    *nat = at;
+    nw->at_ms = at;
+    nw->asked_ms = now;
     if ((rc = heap_push_locked(q, at, key))) {
-        free(nat);
+        free(nw);
         goto out;
     }
-    if ((rc = vmop_map_put(&q->waiting, key, nat))) {
-        free(nat);
+    if ((rc = vmop_map_put(&q->waiting, key, nw))) {
+        free(nw);
         goto out;
     }
     pthread_cond_broadcast(&q->cond); /* a getter may need to wake earlier */
 out:
     pthread_mutex_unlock(&q->lock);
     return rc;
+}
+
+void kube_queue_cancel_after(struct kube_queue *q, const char *key, int64_t asked_before_ms)
+{
+    const struct waiting *w;
+    if (!q || !key_ok(key))
+        return;
+    pthread_mutex_lock(&q->lock);
+    w = vmop_map_get(&q->waiting, key);
+    if (w && w->asked_ms < asked_before_ms)
+        vmop_map_del(&q->waiting, key); /* its heap entry is stale now (lazy deletion) */
+    pthread_mutex_unlock(&q->lock);
 }
 
 /* ---- rate limiter ---- */

@@ -7,7 +7,8 @@
  *   capped at max, an overall token bucket of qps/burst), like client-go's
  *   DefaultControllerRateLimiter (5 ms .. 1000 s, 10 qps, burst 100). kube_queue_forget() resets a
  *   key's failures.
- * - kube_queue_add_after() delays a key; the earliest pending time per key wins.
+ * - kube_queue_add_after() delays a key; the earliest pending time per key wins;
+ *   kube_queue_cancel_after() drops it if nobody asked for it since a given time.
  * - Shutdown: further adds are ignored; keys already queued are still handed out; kube_queue_get()
  *   returns VMOP_E_CANCELED once the queue is empty (delayed keys are dropped).
  *
@@ -46,6 +47,12 @@ void kube_queue_free(struct kube_queue *q);
  * key), VMOP_E_NOMEM. */
 vmop_rc kube_queue_add(struct kube_queue *q, const char *key);
 vmop_rc kube_queue_add_after(struct kube_queue *q, const char *key, long delay_ms);
+/* Drops key's pending delayed add when every add_after merged into it was asked before
+ * asked_before_ms (vmop_mono_ms() clock); a key that is ready, or being processed and dirty, is
+ * still handed out. For a controller whose successful pass decides when to look again and has
+ * seen everything up to that time: the wake-ups asked for earlier are superseded, those asked
+ * for since are kept. */
+void kube_queue_cancel_after(struct kube_queue *q, const char *key, int64_t asked_before_ms);
 /* add_after(key, kube_queue_when(q, key)). */
 vmop_rc kube_queue_add_rate_limited(struct kube_queue *q, const char *key);
 /* The rate limiter alone: records a failure of key and returns the delay it earns. */

@@ -368,7 +368,7 @@ static void feed_enqueue(const char *key, void *user)
 {
     struct feed_slot *s = user;
     __atomic_add_fetch(&s->c->feed_enqueued, 1, __ATOMIC_RELAXED);
-    kube_queue_add(s->c->q, key);
+    kube_queue_add_after(s->c->q, key, VMC_FEED_COALESCE_MS);
 }
 
 static void feed_kick(struct vmc *c)
@@ -1002,8 +1002,9 @@ struct rctx {
     struct api_class *cls;
     struct api_image *image;
     struct vc_conn *conn;
-    cJSON *involved;                              /* the object events are about */
-    long requeue_ms;                              /* > 0: requeue after this */
+    cJSON *involved; /* the object events are about */
+    long requeue_ms; /* > 0: requeue after this */
+    int64_t seen_ms; /* > 0: what vCenter reported before this time is in what the pass wrote */
     struct ippool_nic pool_nics[API_VM_MAX_NICS]; /* per interface (pool_ensure) */
     size_t n_pool_nics;
     enum vm_step fail_step; /* the step that failed (status written), for the one log line */
@@ -2017,6 +2018,7 @@ static vmop_rc step_apply(struct rctx *r, struct pass *p, int *stop, struct vmop
         p->arc = vs_apply(vmc_conn_sync(r->conn), &p->res.desired, r->vm->status_unique_id,
                           f ? &ev : NULL, out, err);
         vcfeed_release(f);
+        r->seen_ms = p->arc == VMOP_OK ? out->observed_ms : 0;
     }
     if (slot)
         pacing_create_done(&r->c->pace);
@@ -2216,6 +2218,11 @@ vmop_rc vmc_reconcile(struct vmc *c, const char *key, struct vmop_err *err)
                           : r.requeue_ms > 0 ? METRICS_RESULT_REQUEUE
                                              : METRICS_RESULT_SUCCESS,
                           (double)(vmop_mono_ms() - t0) / 1000.0);
+    if (rc == VMOP_OK && r.seen_ms > 0)
+        /* this pass read the VM and decided when to look again (step_requeue): the wake-ups asked
+         * for before that read (3 s after a create the feed had not seen yet, a retry, a change
+         * the feed heard) are superseded; those asked for since are kept */
+        kube_queue_cancel_after(c->q, key, r.seen_ms);
     if (rc == VMOP_OK && r.requeue_ms > 0)
         kube_queue_add_after(c->q, key, r.requeue_ms);
     if (rc != VMOP_OK) {

@@ -1488,6 +1488,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
     rc = lookup_backings(ctx, d, bufs, bk, err);
     if (!rc) {
         step = VM_STEP_OBSERVE;
+        ret->observed_ms = vmop_mono_ms();
         rc = vs_observe(ctx, d, unique_id, &ret->obs, err);
         ret->foreign = ret->obs.foreign;
     }
@@ -1507,6 +1508,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
     }
     if (!rc && ret->obs.present && ret->obs.legacy) {
         step = VM_STEP_ADOPT;
+        ret->observed_ms = vmop_mono_ms();
         rc = adopt(ctx, d, &ret->obs, err);
         if (!rc) {
             ret->adopted = 1;
@@ -1547,6 +1549,7 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
                                    ret->obs.vm ? ret->obs.vm->ref.value : "", VS_MAX_REPLANS);
                     break;
                 }
+                ret->observed_ms = vmop_mono_ms();
                 rc = reobserve_known(ctx, d, &ret->obs, created[0] ? created : NULL, err);
                 if (!rc && !ret->obs.present)
                     rc = vmop_fail(err, VMOP_E_NOT_FOUND, "the VM vanished while being set up");
@@ -1600,7 +1603,9 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
         /* status comes from what vCenter shows: read it again (a failure here is reported
          * unless an earlier one already was) */
         struct vmop_err rerr = {0};
-        vmop_rc rrc = reobserve(ctx, d, &ret->obs, &rerr);
+        vmop_rc rrc;
+        ret->observed_ms = vmop_mono_ms();
+        rrc = reobserve(ctx, d, &ret->obs, &rerr);
         if (rrc && !rc) {
             rc = vmop_fail(err, rrc, "%s", rerr.msg);
             note_failure(ret, VM_STEP_OBSERVE, err);

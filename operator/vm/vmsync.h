@@ -143,7 +143,9 @@ struct vs_outcome {
     /* of the first observation: a VM that matched an identity but is not the resource's, also
      * when conflict is 0 (the status.uniqueID hint named it and was ignored) */
     struct vs_foreign foreign;
-    struct vs_obs obs; /* the final observation, always re-read after changes */
+    struct vs_obs obs;     /* the final observation, always re-read after changes */
+    long long observed_ms; /* vmop_mono_ms() just before the read behind obs began (0: none):
+                            * a change vCenter reported before it is in obs */
 };
 /* Zeroes and frees the observation in it. */
 void vs_outcome_free(struct vs_outcome *o);

@@ -129,6 +129,49 @@ START_TEST(delays)
     /* the stale heap entries do not hand x out again */
     ck_assert_int_eq(kube_queue_get(q, 50, &k), VMOP_E_TIMEOUT);
 
+    /* a delay asked for before the cancel's time never hands the key out; a ready key is not
+     * affected */
+    ck_assert_int_eq(kube_queue_add_after(q, "c", 30), VMOP_OK);
+    kube_queue_cancel_after(q, "c", vmop_mono_ms() + 1);
+    ck_assert_uint_eq(kube_queue_delayed_len(q), 0);
+    ck_assert_int_eq(kube_queue_get(q, 100, &k), VMOP_E_TIMEOUT);
+    ck_assert_int_eq(kube_queue_add(q, "c"), VMOP_OK);
+    kube_queue_cancel_after(q, "c", vmop_mono_ms() + 1);
+    kube_queue_cancel_after(q, "never-added", vmop_mono_ms() + 1);
+    ck_assert_int_eq(kube_queue_get(q, 5000, &k), VMOP_OK);
+    ck_assert_str_eq(k, "c");
+    kube_queue_done(q, k);
+    free(k);
+    /* asked for at or after the cancel's time: kept, also when merged into an earlier wake-up */
+    {
+        int64_t t = vmop_mono_ms();
+        ck_assert_int_eq(kube_queue_add_after(q, "m", 20), VMOP_OK);
+        kube_queue_cancel_after(q, "m", t);
+        ck_assert_uint_eq(kube_queue_delayed_len(q), 1);
+        ck_assert_int_eq(kube_queue_get(q, 5000, &k), VMOP_OK);
+        ck_assert_str_eq(k, "m");
+        kube_queue_done(q, k);
+        free(k);
+        ck_assert_int_eq(kube_queue_add_after(q, "m", 40), VMOP_OK);
+        while (vmop_mono_ms() < t + 2)
+            ; /* the clock moves on: the next request is asked after the first */
+        t = vmop_mono_ms();
+        ck_assert_int_eq(kube_queue_add_after(q, "m", 60000), VMOP_OK); /* merged */
+        kube_queue_cancel_after(q, "m", t);
+        ck_assert_uint_eq(kube_queue_delayed_len(q), 1);
+        ck_assert_int_eq(kube_queue_get(q, 5000, &k), VMOP_OK);
+        ck_assert_str_eq(k, "m");
+        kube_queue_done(q, k);
+        free(k);
+    }
+    /* a delay asked for after the cancel still works */
+    kube_queue_cancel_after(q, "c", vmop_mono_ms() + 1);
+    ck_assert_int_eq(kube_queue_add_after(q, "c", 20), VMOP_OK);
+    ck_assert_int_eq(kube_queue_get(q, 5000, &k), VMOP_OK);
+    ck_assert_str_eq(k, "c");
+    kube_queue_done(q, k);
+    free(k);
+
     /* a rate-limited add is delayed by the backoff (5 ms first) */
     ck_assert_int_eq(kube_queue_add_rate_limited(q, "r"), VMOP_OK);
     ck_assert_int_eq(kube_queue_get(q, 5000, &k), VMOP_OK);
