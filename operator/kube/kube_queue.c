@@ -23,7 +23,7 @@ struct delayed {
 
 /* A key's pending wake-up: the earliest time asked for, and the last time any add_after asked for
  * one (a later request merged into an earlier wake-up counts: that wake-up now serves it). */
-struct waiting {
+struct wakeup {
     int64_t at_ms;
     int64_t asked_ms;
 };
@@ -36,7 +36,7 @@ struct kube_queue {
     size_t head, len, cap;
     struct vmop_map dirty;      /* keys wanting processing (value unused) */
     struct vmop_map processing; /* keys a worker holds */
-    struct vmop_map waiting;    /* key -> (struct waiting *) its pending wake-up (owned) */
+    struct vmop_map waiting;    /* key -> (struct wakeup *) its pending wake-up (owned) */
     struct delayed *heap;
     size_t heap_len, heap_cap;
     struct vmop_map failures; /* key -> (unsigned *) failure count (owned) */
@@ -226,7 +226,7 @@ static int64_t promote_due_locked(struct kube_queue *q)
         if (q->heap[0].at_ms > now)
             return q->heap[0].at_ms - now;
         struct delayed d = heap_pop_locked(q);
-        const struct waiting *w = vmop_map_get(&q->waiting, d.key);
+        const struct wakeup *w = vmop_map_get(&q->waiting, d.key);
         if (w && w->at_ms == d.at_ms) { /* else a stale entry */
             vmop_map_del(&q->waiting, d.key);
             (void)add_locked(q, d.key);
@@ -247,7 +247,7 @@ vmop_rc kube_queue_add_after(struct kube_queue *q, const char *key, long delay_m
     if (q->shutting_down)
         goto out;
     int64_t now = vmop_mono_ms(), at = now + delay_ms;
-    struct waiting *cur = vmop_map_get(&q->waiting, key), *nw;
+    struct wakeup *cur = vmop_map_get(&q->waiting, key), *nw;
     if (cur && cur->at_ms <= at) {
         cur->asked_ms = now; /* an earlier wake-up is already pending: it serves this one too */
         goto out;
@@ -275,7 +275,7 @@ out:
 
 void kube_queue_cancel_after(struct kube_queue *q, const char *key, int64_t asked_before_ms)
 {
-    const struct waiting *w;
+    const struct wakeup *w;
     if (!q || !key_ok(key))
         return;
     pthread_mutex_lock(&q->lock);

@@ -1163,8 +1163,40 @@ static vmop_rc do_reconfigure(struct vs_ctx *ctx, const struct rs_desired *d,
     return rc;
 }
 
-/* How long a power task is followed through the change feed before its task is simply awaited. */
-#define POWER_FEED_MS 60000L
+/* How long a task is followed through the change feed before it is simply awaited. */
+#define TASK_FEED_MS 60000L
+
+/* Awaits task, started on vm after ev->mark gave mark, through the change feed: what the feed
+ * hears after the mark (the VM in power state want; VIM_POWER_UNKNOWN: the VM leaving it) ends
+ * the wait without reading the task; a read of the task at pl_feed_backstop_ms() (1 s doubling to
+ * 8 s) catches a task that failed or a feed that is slow. A feed that can no longer tell, or
+ * TASK_FEED_MS spent, falls back to vim_task_wait. */
+static vmop_rc await_via_feed(struct vs_ctx *ctx, const struct vs_events *ev,
+                              const struct vim_moref *vm, const struct vim_moref *task,
+                              uint64_t mark, enum vim_power_state want, struct vmop_err *err)
+{
+    double deadline = now_s() + TASK_FEED_MS / 1000.0;
+    vmop_rc rc = VMOP_OK;
+
+    for (unsigned attempt = 0; rc == VMOP_OK; attempt++) {
+        double left = deadline - now_s();
+        long slice = pl_feed_backstop_ms(attempt), ms;
+        int done = 0, h;
+        if (left <= 0)
+            break;
+        ms = slice < left * 1000.0 ? slice : (long)(left * 1000.0);
+        h = want == VIM_POWER_UNKNOWN ? ev->wait_gone(ev->ud, vm->value, mark, ms)
+                                      : ev->wait_power(ev->ud, vm->value, mark, want, ms);
+        if (h > 0)
+            return VMOP_OK;
+        if (h < 0)
+            break;
+        rc = vim_task_poll(ctx->client, task, &done, NULL, err); /* the backstop */
+        if (rc == VMOP_OK && done)
+            return VMOP_OK;
+    }
+    return rc == VMOP_OK ? vim_task_wait(ctx->client, task, 0, NULL, err) : rc;
+}
 
 /* The power state a task operation leads to, for the feed to hear; VIM_POWER_UNKNOWN: none
  * (a reset ends where it began). */
@@ -1182,10 +1214,8 @@ static enum vim_power_state power_target(enum vim_power_op op)
     }
 }
 
-/* The power task, followed through the change feed as a destroy is (destroy_vm): the state heard
- * after the call ends the wait without reading the task; a read of the task at
- * pl_feed_backstop_ms() catches one that failed (InvalidPowerState: the VM was there already) or
- * a feed that is slow; a feed that can no longer tell falls back to vim_task_wait. 0: no feed. */
+/* The power task, followed through the change feed as a destroy is (await_via_feed; a task that
+ * failed with InvalidPowerState: the VM was there already). 0: no feed holds the VM. */
 static int power_via_feed(struct vs_ctx *ctx, const struct vs_events *ev,
                           const struct vim_moref *vm, enum vim_power_op op, vmop_rc *ret_rc,
                           struct vmop_err *err)
@@ -1193,35 +1223,14 @@ static int power_via_feed(struct vs_ctx *ctx, const struct vs_events *ev,
     enum vim_power_state want = power_target(op);
     struct vim_moref task;
     uint64_t mark = 0;
-    double deadline = now_s() + POWER_FEED_MS / 1000.0;
     vmop_rc rc;
 
     if (want == VIM_POWER_UNKNOWN || !ev || !ev->mark || !ev->wait_power ||
         !ev->mark(ev->ud, vm->value, &mark))
         return 0;
     rc = vim_vm_power_start(ctx->client, vm, op, &task, err);
-    for (unsigned attempt = 0; rc == VMOP_OK; attempt++) {
-        double left = deadline - now_s();
-        long slice = pl_feed_backstop_ms(attempt);
-        int done = 0, h;
-        if (left <= 0)
-            break;
-        h = ev->wait_power(ev->ud, vm->value, mark, want,
-                           slice < left * 1000.0 ? slice : (long)(left * 1000.0));
-        if (h > 0) {
-            *ret_rc = VMOP_OK;
-            return 1;
-        }
-        if (h < 0)
-            break;
-        rc = vim_task_poll(ctx->client, &task, &done, NULL, err); /* the backstop */
-        if (rc == VMOP_OK && done) {
-            *ret_rc = VMOP_OK;
-            return 1;
-        }
-    }
     if (rc == VMOP_OK)
-        rc = vim_task_wait(ctx->client, &task, 0, NULL, err);
+        rc = await_via_feed(ctx, ev, vm, &task, mark, want, err);
     if (rc == VMOP_E_FAULT && vmop_err_is_fault(err, "ManagedObjectNotFound"))
         err->rc = rc = VMOP_E_NOT_FOUND;
     *ret_rc = rc;
@@ -1617,42 +1626,20 @@ vmop_rc vs_apply(struct vs_ctx *ctx, const struct rs_desired *d, const char *uni
 /* ---- delete -----------------------------------------------------------------------------------
  */
 
-/* How long a destroy is followed through the change feed before its task is simply awaited. */
-#define DESTROY_FEED_MS 60000L
-
-/* Destroy_Task, awaited through the change feed when it holds the VM: the VM leaving the feed
- * ends the wait without reading the task; a read of the task at pl_feed_backstop_ms() (1 s
- * doubling to 8 s) catches a failed task (the VM stays) or a feed that is slow. A feed that can no
- * longer tell, or DESTROY_FEED_MS spent, falls back to vim_task_wait. A VM that is gone is
- * VMOP_E_NOT_FOUND. */
+/* Destroy_Task, awaited through the change feed when it holds the VM (await_via_feed: the VM
+ * leaving the feed ends the wait; a failed task leaves the VM where it was). A VM that is gone
+ * is VMOP_E_NOT_FOUND. */
 static vmop_rc destroy_vm(struct vs_ctx *ctx, const struct vs_events *ev,
                           const struct vim_moref *vm, struct vmop_err *err)
 {
     struct vim_moref task;
     uint64_t mark = 0;
     int feed = ev && ev->mark && ev->wait_gone && ev->mark(ev->ud, vm->value, &mark);
-    double deadline = now_s() + DESTROY_FEED_MS / 1000.0;
     vmop_rc rc = feed ? vim_vm_destroy_start(ctx->client, vm, &task, err)
                       : vim_vm_destroy(ctx->client, vm, err);
 
-    for (unsigned attempt = 0; feed && rc == VMOP_OK; attempt++) {
-        double left = deadline - now_s();
-        long slice = pl_feed_backstop_ms(attempt);
-        int done = 0, h;
-        if (left <= 0)
-            break;
-        h = ev->wait_gone(ev->ud, vm->value, mark,
-                          slice < left * 1000.0 ? slice : (long)(left * 1000.0));
-        if (h > 0)
-            return VMOP_OK;
-        if (h < 0)
-            break;
-        rc = vim_task_poll(ctx->client, &task, &done, NULL, err); /* the backstop */
-        if (rc == VMOP_OK && done)
-            return VMOP_OK;
-    }
     if (feed && rc == VMOP_OK)
-        rc = vim_task_wait(ctx->client, &task, 0, NULL, err);
+        rc = await_via_feed(ctx, ev, vm, &task, mark, VIM_POWER_UNKNOWN, err);
     if (rc == VMOP_E_FAULT && vmop_err_is_fault(err, "ManagedObjectNotFound"))
         err->rc = rc = VMOP_E_NOT_FOUND;
     return rc;
