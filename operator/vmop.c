@@ -260,6 +260,11 @@ static double read_wh_timeouts(void *ud)
     return (double)wh_stats(ud).timeouts;
 }
 
+static double read_wh_accepted(void *ud)
+{
+    return (double)wh_stats(ud).accepted;
+}
+
 static double read_wh_reloads(void *ud)
 {
     return (double)wh_stats(ud).cert_reloads;
@@ -317,6 +322,8 @@ static const struct metrics_plain wh_plain[] = {
     {"vmop_webhook_http_errors_total", "Webhook requests answered with an HTTP 4xx/5xx status.",
      read_wh_http_errors},
     {"vmop_webhook_timeouts_total", "Webhook connections cut at a deadline.", read_wh_timeouts},
+    {"vmop_webhook_connections_accepted_total",
+     "Webhook connections accepted (one TLS handshake each).", read_wh_accepted},
     {"vmop_webhook_cert_reloads_total", "Webhook certificate pairs (re)loaded from files.",
      read_wh_reloads},
     {"vmop_webhook_cert_reload_failures_total",

@@ -112,6 +112,7 @@ static void start_conn(struct wh_server *s, int fd)
     s->conn_fds[slot] = fd;
     c->slot = slot;
     s->n_active++;
+    s->stats.accepted++;
     pthread_mutex_unlock(&s->lock);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

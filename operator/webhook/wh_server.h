@@ -57,6 +57,7 @@ struct wh_server_stats {
     unsigned long requests;    /* answered with a review (any outcome) */
     unsigned long http_errors; /* answered with a 4xx/5xx status */
     unsigned long timeouts;    /* connections cut at a deadline */
+    unsigned long accepted;    /* connections accepted (each one TLS handshake) */
     unsigned long cert_reloads, cert_reload_failures;
     unsigned active; /* connections open now */
 };
