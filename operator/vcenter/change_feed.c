@@ -219,6 +219,58 @@ vmop_rc vcfeed_cache_init(struct vcfeed_cache *c, const char *const *props, size
     return VMOP_OK;
 }
 
+vmop_rc vcfeed_cache_set_match(struct vcfeed_cache *c, const char *const *paths,
+                               struct vmop_err *err)
+{
+    size_t n = 0;
+    int idx[VCFEED_MAX_MATCH];
+
+    for (; paths && paths[n]; n++) {
+        if (n >= VCFEED_MAX_MATCH)
+            return vmop_fail(err, VMOP_E_INVALID, "vcfeed: over %d match paths", VCFEED_MAX_MATCH);
+        if ((idx[n] = prop_index(c, paths[n])) < 0)
+            return vmop_fail(err, VMOP_E_INVALID, "vcfeed: match path %s is not watched", paths[n]);
+    }
+    memcpy(c->i_match, idx, n * sizeof(idx[0]));
+    c->n_match = n;
+    return VMOP_OK;
+}
+
+/* One more value hash into a combination (FNV-1a over its 8 bytes). */
+static uint64_t match_mix(uint64_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++, v >>= 8) {
+        h ^= v & 0xff;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+uint64_t vcfeed_match_hash(const char *const *values, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = match_mix(h, values[i] ? hash_str(values[i]) : H_COMPLEX);
+    return h;
+}
+
+int vcfeed_cache_match(const struct vcfeed_cache *c, const char *ref, uint64_t *ret_hash)
+{
+    const struct vcfeed_entry *e = entry_get(c, ref);
+    uint64_t h = 1469598103934665603ULL;
+
+    if (!e || c->n_match == 0)
+        return 0;
+    for (size_t i = 0; i < c->n_match; i++) {
+        uint64_t v = e->slots[c->i_match[i]];
+        if (v == H_UNSEEN || v == H_COMPLEX)
+            return 0;
+        h = match_mix(h, v);
+    }
+    *ret_hash = h;
+    return 1;
+}
+
 void vcfeed_cache_free(struct vcfeed_cache *c)
 {
     if (!c)
@@ -434,6 +486,8 @@ struct vcfeed_worker {
 struct vcfeed {
     struct vim_client *client;
     char **props; /* owned, NULL-terminated */
+    char **match; /* owned, NULL-terminated: the match paths (vcfeed_vm_matches) */
+    size_t n_match;
     vcfeed_map_fn map;
     vcfeed_enqueue_fn enqueue;
     void *user;
@@ -468,6 +522,8 @@ struct seen_vm {
     unsigned n;                 /* watches holding it; never 0 */
     enum vim_power_state power; /* runtime.powerState last heard (UNKNOWN: not yet) */
     uint64_t power_seq;         /* f->seq when it was heard */
+    uint64_t match;             /* vcfeed_cache_match() after the last update heard */
+    int match_known;            /* 0: match is not set (a match path not heard, or unset) */
 };
 
 /* Something a waiter may want happened (under seen_mu). */
@@ -531,13 +587,17 @@ static void seen_drop(struct vcfeed *f, const char *ref)
     pthread_mutex_unlock(&f->seen_mu);
 }
 
-/* The update's runtime.powerState, when it has one. */
-static void seen_power(struct vcfeed *f, const struct vim_update *u)
+/* What an update of a VM the feed holds said: its runtime.powerState, when it has one, and the
+ * values at the match paths as the worker's cache holds them now (after the update). */
+static void seen_heard(struct vcfeed *f, const struct vcfeed_cache *cache,
+                       const struct vim_update *u)
 {
     enum vim_power_state p = VIM_POWER_UNKNOWN;
     struct seen_vm *n;
+    uint64_t match = 0;
+    int match_known = vcfeed_cache_match(cache, u->ref.value, &match);
 
-    for (size_t j = 0; j < u->n && p == VIM_POWER_UNKNOWN; j++) {
+    for (size_t j = 0; j < u->n; j++) {
         const char *v = u->values ? u->values[j] : NULL;
         if (!u->paths[j] || strcmp(u->paths[j], "runtime.powerState") != 0 || !v)
             continue;
@@ -545,17 +605,18 @@ static void seen_power(struct vcfeed *f, const struct vim_update *u)
             : !strcmp(v, "poweredOff") ? VIM_POWER_OFF
             : !strcmp(v, "suspended")  ? VIM_POWER_SUSPENDED
                                        : VIM_POWER_UNKNOWN;
-        if (p == VIM_POWER_UNKNOWN)
-            return;
+        break;
     }
-    if (p == VIM_POWER_UNKNOWN)
-        return;
     pthread_mutex_lock(&f->seen_mu);
     n = vmop_map_get(&f->seen, u->ref.value);
     if (n) {
-        n->power = p;
-        seen_tick_locked(f);
-        n->power_seq = f->seq;
+        n->match = match;
+        n->match_known = match_known;
+        if (p != VIM_POWER_UNKNOWN) {
+            n->power = p;
+            seen_tick_locked(f);
+            n->power_seq = f->seq;
+        }
     }
     pthread_mutex_unlock(&f->seen_mu);
 }
@@ -643,6 +704,30 @@ int vcfeed_wait_power(struct vcfeed *f, const char *moref_value, uint64_t mark,
 int vcfeed_wait_gone(struct vcfeed *f, const char *moref_value, uint64_t mark, long timeout_ms)
 {
     return wait_heard(f, moref_value, mark, 1, VIM_POWER_UNKNOWN, timeout_ms);
+}
+
+int vcfeed_vm_matches(struct vcfeed *f, const char *moref_value, const char *const *values,
+                      size_t n, enum vim_power_state *ret_power)
+{
+    const struct seen_vm *sv;
+    uint64_t want;
+    int yes = 0;
+
+    if (!f || !moref_value || !moref_value[0] || !values || !ret_power || f->n_match == 0 ||
+        n != f->n_match)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!values[i])
+            return 0;
+    want = vcfeed_match_hash(values, n);
+    pthread_mutex_lock(&f->seen_mu);
+    sv = vmop_map_get(&f->seen, moref_value);
+    if (sv && sv->match_known && sv->match == want && sv->power != VIM_POWER_UNKNOWN) {
+        *ret_power = sv->power;
+        yes = 1;
+    }
+    pthread_mutex_unlock(&f->seen_mu);
+    return yes && feed_live(f); /* f->lock is never taken under seen_mu */
 }
 
 int vcfeed_watching(struct vcfeed *f, const char *moref_value)
@@ -809,7 +894,7 @@ static void process_batch(struct vcfeed_worker *wk, const struct vim_update_batc
         else if (ch.removed)
             seen_del(f, u->ref.value);
         if (!ch.left)
-            seen_power(f, u);
+            seen_heard(f, &wk->cache, u);
         if (!ch.changed || suppress) {
             stat_add(f, &f->stats.dropped, 1);
         } else if (ch.left) {
@@ -986,6 +1071,8 @@ static vmop_rc worker_new(struct vcfeed *f, const char *spec, struct vcfeed_work
         goto out;
     }
     rc = vcfeed_cache_init(&wk->cache, (const char *const *)f->props, 0, err);
+    if (rc == VMOP_OK)
+        rc = vcfeed_cache_set_match(&wk->cache, (const char *const *)f->match, err);
     if (rc != VMOP_OK)
         goto out;
     *ret_wk = wk;
@@ -1150,6 +1237,9 @@ void vcfeed_release(struct vcfeed *f)
     for (size_t i = 0; f->props && f->props[i]; i++)
         free(f->props[i]);
     free(f->props);
+    for (size_t i = 0; f->match && f->match[i]; i++)
+        free(f->match[i]);
+    free(f->match);
     vmop_map_clear(&f->seen); /* normally empty: every worker is freed */
     pthread_cond_destroy(&f->cond);
     pthread_cond_destroy(&f->seen_cv);
@@ -1165,6 +1255,30 @@ void vcfeed_free(struct vcfeed *f)
         return;
     vcfeed_stop(f);
     vcfeed_release(f);
+}
+
+/* f->match from opts.match_props: each one of f->props, at most VCFEED_MAX_MATCH. */
+static vmop_rc copy_match(struct vcfeed *f, const char *const *match, struct vmop_err *err)
+{
+    size_t n = 0;
+
+    for (; match && match[n]; n++) {
+        size_t i = 0;
+        while (f->props[i] && strcmp(f->props[i], match[n]) != 0)
+            i++;
+        if (n >= VCFEED_MAX_MATCH || !f->props[i])
+            return vmop_fail(err, VMOP_E_INVALID,
+                             "vcfeed_new: match path %s is not watched, or over %d of them",
+                             match[n], VCFEED_MAX_MATCH);
+    }
+    f->match = calloc(n + 1, sizeof(*f->match));
+    if (!f->match)
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        if (!(f->match[i] = strdup(match[i])))
+            return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    f->n_match = n;
+    return VMOP_OK;
 }
 
 vmop_rc vcfeed_new(const struct vcfeed_opts *o, struct vcfeed **ret_feed, struct vmop_err *err)
@@ -1221,7 +1335,9 @@ vmop_rc vcfeed_new(const struct vcfeed_opts *o, struct vcfeed **ret_feed, struct
             goto out;
         }
     }
-    rc = vcfeed_set_containers(f, o->containers, err);
+    rc = copy_match(f, o->match_props, err);
+    if (rc == VMOP_OK)
+        rc = vcfeed_set_containers(f, o->containers, err);
     if (rc != VMOP_OK)
         goto out;
     *ret_feed = f;

@@ -40,6 +40,7 @@
 
 #define VCFEED_MAX_CONTAINERS 256
 #define VCFEED_MAX_PROPS      64
+#define VCFEED_MAX_MATCH      16  /* match_props: see vcfeed_vm_matches */
 #define VCFEED_NSNAME_MAX     320 /* "namespace/name": 63 + 1 + 253, with room */
 #define VCFEED_EXTRA_KEY      "vmservice.namespacedName"
 /* The watched property path that carries it (an OptionValue, given by its value) */
@@ -64,6 +65,9 @@ struct vcfeed_opts {
     long backoff_initial_ms;       /* first retry delay after a failure; 0 = 500 */
     long backoff_max_ms;           /* cap; 0 = 30000 */
     int skip_initial;              /* 1: a new container's first ENTER set only fills the cache */
+    /* NULL-terminated, at most VCFEED_MAX_MATCH, each one of props (or of the defaults): the
+     * paths vcfeed_vm_matches() compares. NULL: none (it never matches). Copied. */
+    const char *const *match_props;
 };
 
 /* The default watched paths (NULL-terminated, static): VM Operator's list without the noisy
@@ -131,6 +135,14 @@ int vcfeed_wait_power(struct vcfeed *f, const char *moref_value, uint64_t mark,
  * feed can no longer tell (a watch went down, the feed stopped). mark as for vcfeed_wait_power:
  * taken while the feed held the VM, so a VM that left is one that left after the mark. */
 int vcfeed_wait_gone(struct vcfeed *f, const char *moref_value, uint64_t mark, long timeout_ms);
+/* 1 when the feed can vouch for the VM (moref value) without a read: every watch of it is live,
+ * one holds the VM, the values it last heard at the match_props paths are values[0..n) (n: the
+ * number of match_props; each value as vimclient gives it as text, never NULL), and it heard the
+ * VM's runtime.powerState (*ret_power). Else 0: read vCenter. The values are what vCenter
+ * reported at its last answer; a change made since then is not known yet (the same as a read
+ * made just before the change). Values are compared by 64-bit hash. */
+int vcfeed_vm_matches(struct vcfeed *f, const char *moref_value, const char *const *values,
+                      size_t n, enum vim_power_state *ret_power);
 /* A waiter's reference: vcfeed_hold() (while whoever frees the feed cannot free it yet, e.g.
  * under the lock that guards the pointer), vcfeed_release() after the last vcfeed_* call.
  * vcfeed_free() stops the feed at once (waiters get -1) and frees it at the last release. */
@@ -160,9 +172,12 @@ struct vcfeed_cache {
     uint64_t epoch;           /* mark of the current full set */
     const char *const *props; /* borrowed; n_props of them */
     size_t n_props;
-    int i_change_version; /* index of config.changeVersion in props, or -1 */
-    int i_instance_uuid;  /* index of config.instanceUuid in props, or -1 */
-    int i_nsname;         /* index of VCFEED_NSNAME_PATH in props, or -1 */
+    int i_change_version;          /* index of config.changeVersion in props, or -1 */
+    int i_instance_uuid;           /* index of config.instanceUuid in props, or -1 */
+    int i_nsname;                  /* index of VCFEED_NSNAME_PATH in props, or -1 */
+    int i_match[VCFEED_MAX_MATCH]; /* indexes in props of the match paths (vcfeed_cache_set_match)
+                                    */
+    size_t n_match;
 };
 
 /* What one update meant. */
@@ -191,6 +206,16 @@ size_t vcfeed_cache_sweep(struct vcfeed_cache *c,
 /* Cached name state of a VM: 1 = name looked up (*ret_nsname borrowed, may be NULL), 0 = not yet
  * looked up since its last identity/changeVersion change, -1 = unknown VM. */
 int vcfeed_cache_name(const struct vcfeed_cache *c, const char *ref, const char **ret_nsname);
+/* Sets the paths whose values vcfeed_cache_match() combines (NULL-terminated, each one of the
+ * cache's props, at most VCFEED_MAX_MATCH; borrowed only for the call). */
+vmop_rc vcfeed_cache_set_match(struct vcfeed_cache *c, const char *const *paths,
+                               struct vmop_err *err);
+/* The combined hash of the VM's last values at the match paths: 1 and *ret_hash, or 0 when the
+ * VM is unknown, no match paths are set, or one of them was never heard or was heard unset or as
+ * a complex value (such a VM matches no texts). */
+int vcfeed_cache_match(const struct vcfeed_cache *c, const char *ref, uint64_t *ret_hash);
+/* The same combination of values[0..n) (texts, never NULL). */
+uint64_t vcfeed_match_hash(const char *const *values, size_t n);
 /* Records a lookup result (nsname NULL = the VM has none). */
 vmop_rc vcfeed_cache_set_name(struct vcfeed_cache *c, const char *ref, const char *nsname,
                               struct vmop_err *err);

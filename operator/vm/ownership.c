@@ -5,6 +5,29 @@
 #include <string.h>
 #include <strings.h>
 
+const char *const own_mark_paths[OWN_MARK_PATHS + 1] = {
+    "config.instanceUuid",
+    "config.extraConfig[\"" OWN_KEY_NAMESPACED "\"]",
+    "config.extraConfig[\"" OWN_KEY_UID "\"]",
+    "config.managedBy.extensionKey",
+    "config.managedBy.type",
+    "config.template",
+    "parent",
+    NULL,
+};
+
+void own_mark_values(const struct own_ident *id, const char *folder,
+                     const char *ret[OWN_MARK_PATHS])
+{
+    ret[0] = id->instance_uuid;
+    ret[1] = id->namespaced_name;
+    ret[2] = id->uid;
+    ret[3] = OWN_MANAGED_EXT;
+    ret[4] = OWN_MANAGED_TYPE;
+    ret[5] = "false";
+    ret[6] = folder;
+}
+
 const char *own_verdict_str(enum own_verdict v)
 {
     switch (v) {

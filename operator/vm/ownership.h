@@ -68,4 +68,17 @@ struct own_ident {
 enum own_verdict own_decide(const struct own_marks *m, const struct own_ident *id, char *why,
                             size_t why_size);
 
+/* The marks as vCenter property paths, for a watcher that can vouch for them without a read
+ * (change_feed.h vcfeed_vm_matches): OWN_MARK_PATHS paths, NULL-terminated, in the order
+ * own_mark_values() gives the values. */
+#define OWN_MARK_PATHS 7
+extern const char *const own_mark_paths[OWN_MARK_PATHS + 1];
+/* The values (as vCenter gives them as text) of a VM own_decide() judges OWN_OURS with vmop's
+ * managedBy set, the state of every VM vmop has set up, whose parent is the folder with moref
+ * value folder. A VM whose values are these is the resource's; one that differs in anything
+ * (managedBy absent, a legacy VM, an instance UUID in other letter case) is not vouched for and
+ * is read and judged by own_decide(). ret[i] borrow id's strings and folder. */
+void own_mark_values(const struct own_ident *id, const char *folder,
+                     const char *ret[OWN_MARK_PATHS]);
+
 #endif

@@ -98,8 +98,9 @@ struct vmc {
     pthread_t feed_th;
     int feed_started, feed_stop, feed_dirty;
     struct feed_slot feeds[VMC_FEEDS_MAX];
-    unsigned feed_passes; /* feeds_sync passes done (feed thread only) */
-    struct pacing pace;   /* own status writes, create slots (pacing.h) */
+    unsigned feed_passes;                         /* feeds_sync passes done (feed thread only) */
+    const char *feed_props[VCFEED_MAX_PROPS + 1]; /* the feeds' paths (feed_props_init) */
+    struct pacing pace;                           /* own status writes, create slots (pacing.h) */
     /* deletes finished by this process (done_delete_*): done_mu guards done[] and done_next */
     pthread_mutex_t done_mu;
     struct done_delete done[VMC_DONE_DELETES];
@@ -570,7 +571,9 @@ static int feeds_sync(struct vmc *c)
                                      /* at start every VM is reconciled anyway; a feed that
                                       * starts later may have missed changes: its first full
                                       * set is delivered */
-                                     .skip_initial = c->feed_passes == 0};
+                                     .skip_initial = c->feed_passes == 0,
+                                     .props = c->feed_props,
+                                     .match_props = own_mark_paths};
             s->c = c;
             if (vcfeed_new(&fo, &f, &err) != VMOP_OK) {
                 vlog_err(VLOG_WARN, LOGGER, NULL, &err, "change feed for %s", ep->name);
@@ -716,6 +719,24 @@ static void collect_informers(void *ud, struct metrics *m)
     }
 }
 
+/* The feeds' paths: the feed's defaults and ownership.h's mark paths, so that a feed can vouch
+ * for a VM's marks (vs_events.vouch) and a delete need not read the VM first. */
+static void feed_props_init(struct vmc *c)
+{
+    const char *const *dp = vcfeed_default_props();
+    size_t n = 0;
+    for (; dp[n] && n < VCFEED_MAX_PROPS; n++)
+        c->feed_props[n] = dp[n];
+    for (size_t i = 0; own_mark_paths[i]; i++) {
+        size_t j = 0;
+        while (j < n && strcmp(c->feed_props[j], own_mark_paths[i]) != 0)
+            j++;
+        if (j == n && n < VCFEED_MAX_PROPS)
+            c->feed_props[n++] = own_mark_paths[i];
+    }
+    c->feed_props[n] = NULL;
+}
+
 vmop_rc vmc_new(struct kube_client *kc, struct kube_recorder *rec, struct vcenters *vcs,
                 const struct vmc_opts *o, struct vmc **ret, struct vmop_err *err)
 {
@@ -739,6 +760,7 @@ vmop_rc vmc_new(struct kube_client *kc, struct kube_recorder *rec, struct vcente
         c->o.feed_max_endpoints = VMC_FEEDS_MAX;
     if (!c->o.feed_max_folders || c->o.feed_max_folders > VMC_FEED_FOLDERS)
         c->o.feed_max_folders = VMC_FEED_FOLDERS;
+    feed_props_init(c);
     pthread_mutex_init(&c->feed_mu, NULL);
     pthread_cond_init(&c->feed_cv, NULL);
     pthread_mutex_init(&c->done_mu, NULL);
@@ -1460,6 +1482,12 @@ static int ev_wait_gone(void *ud, const char *moref, uint64_t mark, long timeout
     return vcfeed_wait_gone(ud, moref, mark, timeout_ms);
 }
 
+static int ev_vouch(void *ud, const char *moref, const char *const *values, size_t n,
+                    enum vim_power_state *ret_power)
+{
+    return vcfeed_vm_matches(ud, moref, values, n, ret_power);
+}
+
 /* The endpoint's feed with a reference taken (vcfeed_release it), or NULL. */
 static struct vcfeed *feed_hold(struct vmc *c, const char *endpoint)
 {
@@ -1521,7 +1549,7 @@ static vmop_rc do_delete(struct rctx *r, struct vmop_err *err)
         } else {
             struct rs_desired d;
             struct vcfeed *f = feed_hold(r->c, r->endpoint ? r->endpoint->name : NULL);
-            struct vs_events ev = {ev_mark, ev_wait_power, ev_wait_gone, f};
+            struct vs_events ev = {ev_mark, ev_wait_power, ev_wait_gone, f, ev_vouch};
             delete_ident(r, &d);
             rc = vs_delete(vmc_conn_sync(r->conn), &d, uid, r->vm->power_off_mode, f ? &ev : NULL,
                            &del, err);

@@ -1645,31 +1645,68 @@ static vmop_rc destroy_vm(struct vs_ctx *ctx, const struct vs_events *ev,
     return rc;
 }
 
+/* 1 when ev vouches for the VM named by unique_id as the resource's (vs_events.vouch: its
+ * ownership marks as last heard are the resource's and the VM sits in d's folder), with its
+ * power state in *ret_power: it is the VM a read would find and judge OWN_OURS. */
+static int vouched(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
+                   const struct vs_events *ev, enum vim_power_state *ret_power)
+{
+    struct own_ident id = {0};
+    struct vim_moref folder;
+    struct vmop_err lerr = {0};
+    const char *vals[OWN_MARK_PATHS];
+
+    if (!ev || !ev->vouch || !nonempty(unique_id) || !nonempty(d->instance_uuid) ||
+        !nonempty(d->namespaced_name) || !nonempty(d->resource_uid))
+        return 0;
+    check_session(ctx);
+    if (lookup_folder(ctx, d->folder, &folder, &lerr) != VMOP_OK) {
+        vmop_err_clear(&lerr); /* vs_observe reports it */
+        return 0;
+    }
+    id.instance_uuid = d->instance_uuid;
+    id.namespaced_name = d->namespaced_name;
+    id.uid = d->resource_uid;
+    own_mark_values(&id, folder.value, vals);
+    return ev->vouch(ev->ud, unique_id, vals, OWN_MARK_PATHS, ret_power);
+}
+
 vmop_rc vs_delete(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
                   enum api_power_mode mode, const struct vs_events *ev, struct vs_deleted *ret,
                   struct vmop_err *err)
 {
     struct vs_obs obs = {0};
-    struct pl_obs po;
+    struct pl_obs po = {0};
     struct pl_plan plan;
-    vmop_rc rc;
+    struct vim_moref heard;
+    const struct vim_moref *vm = NULL;
+    enum vim_power_state power;
+    vmop_rc rc = VMOP_OK;
 
     if (ret)
         memset(ret, 0, sizeof(*ret));
     if (!ctx || !d || !ret)
         return vmop_fail(err, VMOP_E_INVALID, "vs_delete: missing argument");
-    rc = vs_observe(ctx, d, unique_id, &obs, err);
-    if (!rc)
-        ret->foreign = obs.foreign; /* never touched: only reported */
-    if (!rc)
-        rc = vs_obs_to_plan(&obs, &po, err);
-    if (rc)
-        goto out;
+    if (vouched(ctx, d, unique_id, ev, &power) &&
+        vim_moref_set(&heard, "VirtualMachine", unique_id) == VMOP_OK) {
+        po.present = 1;
+        po.power = pl_power_of(power);
+        vm = &heard;
+    } else {
+        rc = vs_observe(ctx, d, unique_id, &obs, err);
+        if (!rc)
+            ret->foreign = obs.foreign; /* never touched: only reported */
+        if (!rc)
+            rc = vs_obs_to_plan(&obs, &po, err);
+        if (rc)
+            goto out;
+        vm = obs.present ? &obs.vm->ref : NULL;
+    }
     pl_plan_delete(&po, mode, &plan);
     for (size_t i = 0; i < plan.n && !rc; i++) {
         const struct pl_action *a = &plan.actions[i];
         if (a->kind == PL_DESTROY) {
-            rc = destroy_vm(ctx, ev, &obs.vm->ref, err);
+            rc = destroy_vm(ctx, ev, vm, err);
             if (rc == VMOP_E_NOT_FOUND) {
                 vmop_err_clear(err);
                 rc = VMOP_OK;
@@ -1677,7 +1714,7 @@ vmop_rc vs_delete(struct vs_ctx *ctx, const struct rs_desired *d, const char *un
                 ret->destroyed = 1;
             }
         } else {
-            rc = do_power(ctx, ev, &obs.vm->ref, a, err);
+            rc = do_power(ctx, ev, vm, a, err);
         }
     }
     pl_plan_free(&plan);

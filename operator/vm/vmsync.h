@@ -189,13 +189,17 @@ vmop_rc vs_clone(struct vs_ctx *ctx, const struct rs_desired *d, struct vim_more
  * mark: 1 when the feed holds the VM and is live (*ret_mark: now); wait_power: 1 heard, after
  * mark, that the VM is in state want; wait_gone: 1 heard, after mark, that the VM left (destroyed);
  * both: 0 not within timeout_ms, -1 the feed can no longer tell. Either wait may be NULL (that
- * step reads vCenter). */
+ * step reads vCenter). vouch (vcfeed_vm_matches; may be NULL): 1 when the VM moref's values at
+ * ownership.h own_mark_paths, as last heard, are values[0..n) and its power state is heard
+ * (*ret_power): vs_delete then destroys it without reading it first. */
 struct vs_events {
     int (*mark)(void *ud, const char *moref, uint64_t *ret_mark);
     int (*wait_power)(void *ud, const char *moref, uint64_t mark, enum vim_power_state want,
                       long timeout_ms);
     int (*wait_gone)(void *ud, const char *moref, uint64_t mark, long timeout_ms);
     void *ud;
+    int (*vouch)(void *ud, const char *moref, const char *const *values, size_t n,
+                 enum vim_power_state *ret_power);
 };
 
 struct vs_deleted {
@@ -204,14 +208,15 @@ struct vs_deleted {
     struct vs_foreign foreign; /* a VM that matched an identity but is not the resource's: left
                                 * untouched */
 };
-/* Finds the VM of the resource as vs_observe() does; absent = done. Else powers it off (mode:
- * UNSET = TrySoft, pl_plan_delete(); suspended VMs are powered off hard) and destroys it. TrySoft
- * asks the guest (ShutdownGuest) and waits for it to be off: with ev (may be NULL) holding the VM,
- * ev's report ends the wait (reads at pl_feed_backstop_ms() only back it up); else it reads the
- * power state at pl_soft_poll_ms(). It powers off hard when the guest is not off within
- * opts.soft_wait_ms (or cannot be asked: no VMware Tools). A
- * foreign VM is never touched: it is reported in ret->foreign and the delete is done all the
- * same. ret is always initialized. Idempotent. */
+/* Finds the VM of the resource as vs_observe() does (or, when ev vouches for the VM named by
+ * unique_id as the resource's, takes it and its power state from ev); absent = done. Else powers it
+ * off (mode: UNSET = TrySoft, pl_plan_delete(); suspended VMs are powered off hard) and destroys
+ * it. TrySoft asks the guest (ShutdownGuest) and waits for it to be off: with ev (may be NULL)
+ * holding the VM, ev's report ends the wait (reads at pl_feed_backstop_ms() only back it up); else
+ * it reads the power state at pl_soft_poll_ms(). It powers off hard when the guest is not off
+ * within opts.soft_wait_ms (or cannot be asked: no VMware Tools). A foreign VM is never touched: it
+ * is reported in ret->foreign and the delete is done all the same. ret is always initialized.
+ * Idempotent. */
 vmop_rc vs_delete(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
                   enum api_power_mode mode, const struct vs_events *ev, struct vs_deleted *ret,
                   struct vmop_err *err);

@@ -240,6 +240,54 @@ END_TEST
 
 /* With the name's path watched, updates say the name: no read is needed, an ENTER without the
  * path means the VM has none, a removal forgets it, a changeVersion move keeps it known. */
+/* The match paths: one hash of their last values, equal to vcfeed_match_hash() of the same texts;
+ * a value changed, removed or never heard leaves no match. */
+START_TEST(test_cache_match)
+{
+    static const char *const mprops[] = {"runtime.powerState", "config.instanceUuid", "parent",
+                                         "config.template", NULL};
+    static const char *const mpaths[] = {"config.instanceUuid", "parent", "config.template", NULL};
+    static const char *const bad_paths[] = {"config.instanceUuid", "guest.ipAddress", NULL};
+    const char *const want[] = {"uuid-1", "group-v3", "false"};
+    const char *const other[] = {"uuid-1", "group-v4", "false"};
+    const char *const enter[] = {
+        "runtime.powerState", "poweredOn", "config.instanceUuid", "uuid-1", "parent", "group-v3",
+        "config.template",    "false"};
+    const char *const enter_partial[] = {"config.instanceUuid", "uuid-2", "parent", "group-v3"};
+    const char *const moved[] = {"parent", "group-v4"};
+    const char *const unset[] = {"parent", NULL};
+    const char *const power[] = {"runtime.powerState", "poweredOff"};
+    struct vcfeed_cache c;
+    struct vmop_err err = {0};
+    struct upd s;
+    uint64_t h = 0;
+
+    ck_assert_int_eq(vcfeed_cache_init(&c, mprops, 0, &err), VMOP_OK);
+    ck_assert_int_eq(vcfeed_cache_match(&c, "vm-1", &h), 0); /* unknown VM */
+    ck_assert_int_eq(vcfeed_cache_set_match(&c, bad_paths, &err), VMOP_E_INVALID);
+    ck_assert_ptr_nonnull(strstr(err.msg, "guest.ipAddress"));
+    apply(&c, mk(&s, VIM_UPDATE_ENTER, "vm-1", 4, enter));
+    ck_assert_int_eq(vcfeed_cache_match(&c, "vm-1", &h), 0); /* no match paths set */
+    ck_assert_int_eq(vcfeed_cache_set_match(&c, mpaths, &err), VMOP_OK);
+    ck_assert_int_eq(vcfeed_cache_match(&c, "vm-1", &h), 1);
+    ck_assert(h == vcfeed_match_hash(want, 3));
+    ck_assert(h != vcfeed_match_hash(other, 3));
+    ck_assert(h != vcfeed_match_hash(want, 2));
+    /* a change outside the match paths leaves it */
+    apply(&c, mk(&s, VIM_UPDATE_MODIFY, "vm-1", 1, power));
+    ck_assert_int_eq(vcfeed_cache_match(&c, "vm-1", &h), 1);
+    ck_assert(h == vcfeed_match_hash(want, 3));
+    apply(&c, mk(&s, VIM_UPDATE_MODIFY, "vm-1", 1, moved));
+    ck_assert_int_eq(vcfeed_cache_match(&c, "vm-1", &h), 1);
+    ck_assert(h == vcfeed_match_hash(other, 3));
+    apply(&c, mk(&s, VIM_UPDATE_MODIFY, "vm-1", 1, unset));
+    ck_assert_int_eq(vcfeed_cache_match(&c, "vm-1", &h), 0);
+    apply(&c, mk(&s, VIM_UPDATE_ENTER, "vm-2", 2, enter_partial)); /* no config.template */
+    ck_assert_int_eq(vcfeed_cache_match(&c, "vm-2", &h), 0);
+    vcfeed_cache_free(&c);
+}
+END_TEST
+
 START_TEST(test_cache_watched_name)
 {
     static const char *const wprops[] = {"runtime.powerState", "config.changeVersion",
@@ -536,6 +584,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_cache_dedup);
     tcase_add_test(t, test_cache_names_and_identity);
     tcase_add_test(t, test_cache_watched_name);
+    tcase_add_test(t, test_cache_match);
     tcase_add_test(t, test_cache_sweep);
     tcase_add_test(t, test_cache_sweep_many);
     tcase_add_test(t, test_cache_many_and_cap);

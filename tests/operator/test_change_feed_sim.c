@@ -650,6 +650,112 @@ START_TEST(test_wait_gone)
 }
 END_TEST
 
+/* vcfeed_vm_matches (vmsync's delete without a read): with the ownership marks' paths watched,
+ * a VM carrying exactly the values asked for is vouched for with its power state; a value that
+ * differs, a mark that changes in vCenter (heard by the feed) and a VM not held are not. */
+START_TEST(test_vm_matches)
+{
+    struct vcsim_opts so = {.no_seed = 1};
+    struct vcsim *sim = simfx_start(&so);
+    struct vim_client *c = client_for(sim);
+    const char *const containers[] = {"/DC0/vm", NULL};
+    struct rec r;
+    static const char *const props[] = {"runtime.powerState",
+                                        "config.changeVersion",
+                                        "config.instanceUuid",
+                                        VCFEED_NSNAME_PATH,
+                                        "config.extraConfig[\"vmop.uid\"]",
+                                        "config.managedBy.extensionKey",
+                                        "config.managedBy.type",
+                                        "config.template",
+                                        "parent",
+                                        NULL};
+    const char *const match[] = {"config.instanceUuid",
+                                 VCFEED_NSNAME_PATH,
+                                 "config.extraConfig[\"vmop.uid\"]",
+                                 "config.managedBy.extensionKey",
+                                 "config.managedBy.type",
+                                 "config.template",
+                                 "parent",
+                                 NULL};
+    struct vcfeed_opts o = {.client = c,
+                            .containers = containers,
+                            .props = props,
+                            .match_props = match,
+                            .map = rec_map,
+                            .enqueue = rec_enqueue,
+                            .user = &r,
+                            .backoff_initial_ms = 100,
+                            .backoff_max_ms = 1000,
+                            .skip_initial = 1};
+    const char *const unwatched[] = {"guest.ipAddress", NULL};
+    struct vim_config_spec *spec = NULL;
+    struct vim_moref a;
+    struct vim_vm *v;
+    struct vmop_err err = {0};
+    struct vcfeed_stats st;
+    enum vim_power_state power = VIM_POWER_UNKNOWN;
+    const char *vals[7];
+    char uuid[64], parent[VIM_MOREF_VALUE_MAX];
+    struct vcfeed *f = NULL, *bad = NULL;
+    unsigned one = 1;
+    long long t0;
+
+    rec_init(&r);
+    ck_assert_int_eq(vim_config_spec_new(&spec), VMOP_OK);
+    ck_assert_int_eq(vim_cs_extra_config(spec, VCFEED_EXTRA_KEY, "ns1/vm-m"), VMOP_OK);
+    ck_assert_int_eq(vim_cs_extra_config(spec, "vmop.uid", "uid-1"), VMOP_OK);
+    a = simfx_clone(c, sim, "/DC0/vm/DC0_C0_RP0_VM0",
+                    (struct vim_clone_spec){.name = "feed-m", .config = spec});
+    vim_config_spec_free(spec);
+    spec = NULL;
+    ck_assert_int_eq(vim_config_spec_new(&spec), VMOP_OK);
+    ck_assert_int_eq(vim_cs_managed_by(spec, "com.vmware.vcenter.wcp", "VirtualMachine"), VMOP_OK);
+    ck_assert_msg(vim_vm_reconfigure(c, &a, spec, &err) == VMOP_OK, "%s", err.msg);
+    vim_config_spec_free(spec);
+    v = simfx_vm_get(c, &a);
+    snprintf(uuid, sizeof(uuid), "%s", v->instance_uuid);
+    snprintf(parent, sizeof(parent), "%s", v->parent.value);
+    vim_vm_free(v);
+    o.match_props = unwatched; /* a match path must be watched */
+    ck_assert_int_eq(vcfeed_new(&o, &bad, &err), VMOP_E_INVALID);
+    o.match_props = match;
+    ck_assert_msg(vcfeed_new(&o, &f, &err) == VMOP_OK, "vcfeed_new: %s", err.msg);
+    ck_assert(wait_stats(f, pred_watches, &one, BOUND_MS, &st));
+    vals[0] = uuid;
+    vals[1] = "ns1/vm-m";
+    vals[2] = "uid-1";
+    vals[3] = "com.vmware.vcenter.wcp";
+    vals[4] = "VirtualMachine";
+    vals[5] = "false";
+    vals[6] = parent;
+    t0 = vmop_test_now_ms();
+    while (!vcfeed_vm_matches(f, a.value, vals, 7, &power) && vmop_test_now_ms() - t0 < BOUND_MS)
+        vmop_test_sleep_ms(20); /* bounded: until the initial set holds it */
+    ck_assert_msg(vcfeed_vm_matches(f, a.value, vals, 7, &power), "%s not vouched for", a.value);
+    ck_assert_int_eq(power, VIM_POWER_OFF);
+    ck_assert(!vcfeed_vm_matches(f, a.value, vals, 6, &power)); /* not every path */
+    ck_assert(!vcfeed_vm_matches(f, "vm-999999", vals, 7, &power));
+    vals[2] = "uid-2";
+    ck_assert(!vcfeed_vm_matches(f, a.value, vals, 7, &power));
+    vals[2] = "uid-1";
+    /* the mark changes in vCenter: heard, no longer vouched for */
+    ck_assert_int_eq(vim_config_spec_new(&spec), VMOP_OK);
+    ck_assert_int_eq(vim_cs_extra_config(spec, "vmop.uid", "uid-3"), VMOP_OK);
+    ck_assert_msg(vim_vm_reconfigure(c, &a, spec, &err) == VMOP_OK, "%s", err.msg);
+    vim_config_spec_free(spec);
+    t0 = vmop_test_now_ms();
+    while (vcfeed_vm_matches(f, a.value, vals, 7, &power) && vmop_test_now_ms() - t0 < BOUND_MS)
+        vmop_test_sleep_ms(20);
+    ck_assert(!vcfeed_vm_matches(f, a.value, vals, 7, &power));
+    vals[2] = "uid-3";
+    ck_assert(vcfeed_vm_matches(f, a.value, vals, 7, &power));
+    vcfeed_free(f);
+    vim_client_free(c);
+    vcsim_stop(sim, NULL);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("vcfeed_sim");
@@ -657,6 +763,7 @@ static Suite *suite(void)
 
     tcase_set_timeout(t, 120);
     tcase_add_test(t, test_events);
+    tcase_add_test(t, test_vm_matches);
     tcase_add_test(t, test_session_expiry);
     tcase_add_test(t, test_session_expiry_paged);
     tcase_add_test(t, test_restart);

@@ -32,6 +32,7 @@
 #include "check_main.h"
 #include "clock.h"
 #include "guestinfo.h"
+#include "ownership.h"
 #include "clone_source.h"
 #include "sim_fixture.h"
 #include "sim_world.h"
@@ -1038,6 +1039,66 @@ START_TEST(destroy_heard_through_feed)
 }
 END_TEST
 
+/* A feed that vouches for the VM (vs_events.vouch): fake_ev first, for fake_gone. */
+struct fake_vouch {
+    struct fake_ev ev;
+    int answer, calls;
+    char vals[OWN_MARK_PATHS][400];
+};
+
+static int fake_vouch(void *ud, const char *moref, const char *const *values, size_t n,
+                      enum vim_power_state *ret_power)
+{
+    struct fake_vouch *f = ud;
+    (void)moref;
+    f->calls++;
+    ck_assert_uint_eq(n, OWN_MARK_PATHS);
+    for (size_t i = 0; i < n; i++)
+        snprintf(f->vals[i], sizeof(f->vals[i]), "%s", values[i] ? values[i] : "(null)");
+    *ret_power = VIM_POWER_OFF;
+    return f->answer;
+}
+
+/* A delete the feed vouches for reads nothing: no observe, the destroy heard leaving; what it
+ * asked the feed to vouch for are the values vCenter holds at own_mark_paths. Not vouched for,
+ * it reads the VM (the observe). */
+START_TEST(delete_vouched_by_feed)
+{
+    struct fake_vouch yes = {{1, 0}, 1, 0, {{0}}}, no = {{1, 0}, 0, 0, {{0}}};
+    struct vs_events ev_yes = {fake_mark, NULL, fake_gone, &yes, fake_vouch};
+    struct vs_events ev_no = {fake_mark, NULL, fake_gone, &no, fake_vouch};
+    struct sim_world w;
+    struct vs_outcome out;
+    struct vim_vm *v;
+    const char *want[OWN_MARK_PATHS];
+    uint64_t reads;
+    long long took;
+
+    world_init(&w, 18, "vmop-tiny-ovf");
+    w.d.power = API_POWER_OFF;
+    apply_ok(&w, &out);
+    v = simfx_vm_get(w.c, &out.obs.vm->ref);
+    want[0] = v->instance_uuid;
+    want[1] = vim_vm_extra_config(v, OWN_KEY_NAMESPACED);
+    want[2] = vim_vm_extra_config(v, OWN_KEY_UID);
+    want[3] = v->managed_by_ext;
+    want[4] = v->managed_by_type;
+    want[5] = v->template ? "true" : "false";
+    want[6] = v->parent.value;
+    vs_outcome_free(&out);
+    sim_world_free(&w);
+    delete_off_vm(18, &ev_yes, &reads, &took);
+    ck_assert_int_eq(yes.calls, 1);
+    ck_assert_uint_eq(reads, 0);
+    for (size_t i = 0; i < OWN_MARK_PATHS; i++)
+        ck_assert_str_eq(yes.vals[i], want[i] ? want[i] : "(unset)");
+    vim_vm_free(v);
+    delete_off_vm(19, &ev_no, &reads, &took);
+    ck_assert_int_eq(no.calls, 1);
+    ck_assert_uint_eq(reads, 1);
+}
+END_TEST
+
 /* The create of resource n (powered on) with ev, timed into *ret_took; the VM is on afterwards
  * (bounded wait: a fake feed may answer before the task ends). */
 static void create_on_vm(int n, const struct vs_events *ev, long long *ret_took)
@@ -1110,6 +1171,7 @@ int main(void)
     tcase_add_test(tc, trysoft_delete_feed_blind_polls);
     tcase_add_test(tc, destroy_heard_through_feed);
     tcase_add_test(tc, power_on_heard_through_feed);
+    tcase_add_test(tc, delete_vouched_by_feed);
     {
         static const struct vcsim_opts exp = {
             .vms = VCSIM_NONE, .no_autostart = 1, .session_idle_timeout_ms = SESSION_IDLE_MS};
