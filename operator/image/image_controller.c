@@ -19,6 +19,7 @@
 #include "kube_informer.h"
 #include "kube_meta.h"
 #include "vmop_clock.h"
+#include "vmop_hash.h"
 #include "log.h"
 #include "status.h"
 
@@ -486,11 +487,7 @@ out:
 /* FNV-1a over s, continuing from h. */
 static uint64_t fnv1a(uint64_t h, const char *s)
 {
-    for (; s && *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
+    return vmop_fnv1a_str(h, s);
 }
 
 static uint64_t sig_add(uint64_t h, struct kube_obj **objs, size_t n)
@@ -511,7 +508,7 @@ static uint64_t sig_add(uint64_t h, struct kube_obj **objs, size_t n)
 static uint64_t signature(struct imgc *c)
 {
     static const char *const infs[] = {"namespacebindings", "vcenterendpoints"};
-    uint64_t h = 14695981039346656037ULL;
+    uint64_t h = VMOP_FNV_OFFSET;
     for (size_t k = 0; k < 2; k++) {
         struct kube_obj **objs = NULL;
         size_t n = 0;

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "vmop_clock.h"
+#include "vmop_hash.h"
 #include "vmop_map.h"
 
 #define DEFAULT_MAX_WAIT_S      30
@@ -146,12 +147,7 @@ vmop_rc vcfeed_parse_container(const char *spec, struct vim_moref *ret_ref, stru
  * the tables are vmop_maps, which hash their keys themselves. */
 static uint64_t hash_str(const char *s)
 {
-    uint64_t h = 1469598103934665603ULL;
-
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
+    uint64_t h = vmop_fnv1a_str(VMOP_FNV_OFFSET, s);
     return h <= H_COMPLEX ? h + 2 : h;
 }
 
@@ -236,28 +232,18 @@ vmop_rc vcfeed_cache_set_match(struct vcfeed_cache *c, const char *const *paths,
     return VMOP_OK;
 }
 
-/* One more value hash into a combination (FNV-1a over its 8 bytes). */
-static uint64_t match_mix(uint64_t h, uint64_t v)
-{
-    for (int i = 0; i < 8; i++, v >>= 8) {
-        h ^= v & 0xff;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 uint64_t vcfeed_match_hash(const char *const *values, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL;
+    uint64_t h = VMOP_FNV_OFFSET;
     for (size_t i = 0; i < n; i++)
-        h = match_mix(h, values[i] ? hash_str(values[i]) : H_COMPLEX);
+        h = vmop_fnv1a_u64(h, values[i] ? hash_str(values[i]) : H_COMPLEX);
     return h;
 }
 
 int vcfeed_cache_match(const struct vcfeed_cache *c, const char *ref, uint64_t *ret_hash)
 {
     const struct vcfeed_entry *e = entry_get(c, ref);
-    uint64_t h = 1469598103934665603ULL;
+    uint64_t h = VMOP_FNV_OFFSET;
 
     if (!e || c->n_match == 0)
         return 0;
@@ -265,7 +251,7 @@ int vcfeed_cache_match(const struct vcfeed_cache *c, const char *ref, uint64_t *
         uint64_t v = e->slots[c->i_match[i]];
         if (v == H_UNSEEN || v == H_COMPLEX)
             return 0;
-        h = match_mix(h, v);
+        h = vmop_fnv1a_u64(h, v);
     }
     *ret_hash = h;
     return 1;

@@ -11,6 +11,7 @@
 #include "clone_source_gc.h"
 #include "kube_informer.h"
 #include "vmop_clock.h"
+#include "vmop_hash.h"
 #include "log.h"
 
 #define LOGGER    "image-gc"
@@ -489,14 +490,8 @@ static void collect(struct igcs *g, struct group *gr, const char *path,
 /* FNV-1a over s, continuing from h (s NULL counts as "\x01"). */
 static uint64_t fnv(uint64_t h, const char *s)
 {
-    if (!s)
-        s = "\x01";
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    h ^= 0xff; /* field separator */
-    return h * 1099511628211ULL;
+    h = vmop_fnv1a_str(h, s ? s : "\x01");
+    return vmop_fnv1a_byte(h, 0xff); /* field separator */
 }
 
 /* A hash of everything a sweep decides on that it read without listing a folder: the vCenters,
@@ -504,7 +499,7 @@ static uint64_t fnv(uint64_t h, const char *s)
  * and clone-source activity in this process (a template deployed or used). */
 static uint64_t sweep_signature(const struct igcs *g, const struct sweep *s)
 {
-    uint64_t h = 14695981039346656037ULL;
+    uint64_t h = VMOP_FNV_OFFSET;
     char num[32];
     snprintf(num, sizeof(num), "%lu/%d", csrc_activity(), s->no_unbound);
     h = fnv(h, num);
