@@ -83,15 +83,17 @@ static vmop_rc vm_not_found(vmop_rc rc, struct vmop_err *err)
     return rc;
 }
 
-vmop_rc vim_vm_get(struct vim_client *c, const struct vim_moref *vm, struct vim_vm **ret_vm,
-                   struct vmop_err *err)
+/* One RetrievePropertiesEx of paths (vim_vm_props or a subset) decoded into *ret_vm: the fields
+ * whose paths were not asked for stay unset. */
+static vmop_rc vm_read(struct vim_client *c, const struct vim_moref *vm, const char *const *paths,
+                       struct vim_vm **ret_vm, struct vmop_err *err)
 {
     struct vim_objects objs = {0};
     vmop_rc rc;
 
     if (!c || !vm_ref_ok(vm) || !ret_vm)
         return vmop_fail(err, VMOP_E_INVALID, "vim_vm_get: missing argument or not a VM");
-    rc = vim_retrieve(c, vm, "VirtualMachine", vim_vm_props, 0, &objs, err);
+    rc = vim_retrieve(c, vm, "VirtualMachine", paths, 0, &objs, err);
     if (rc)
         return vm_not_found(rc, err);
     if (objs.n == 0) {
@@ -103,6 +105,28 @@ vmop_rc vim_vm_get(struct vim_client *c, const struct vim_moref *vm, struct vim_
     rc = vim_vm_decode(&objs.items[0], ret_vm, err);
 out:
     vim_objects_free(&objs);
+    return rc;
+}
+
+vmop_rc vim_vm_get(struct vim_client *c, const struct vim_moref *vm, struct vim_vm **ret_vm,
+                   struct vmop_err *err)
+{
+    return vm_read(c, vm, vim_vm_props, ret_vm, err);
+}
+
+vmop_rc vim_vm_get_power(struct vim_client *c, const struct vim_moref *vm,
+                         enum vim_power_state *ret_power, struct vmop_err *err)
+{
+    static const char *const paths[] = {"runtime.powerState", NULL};
+    struct vim_vm *v = NULL;
+    vmop_rc rc;
+
+    if (!ret_power)
+        return vmop_fail(err, VMOP_E_INVALID, "vim_vm_get_power: missing argument");
+    rc = vm_read(c, vm, paths, &v, err);
+    if (rc == VMOP_OK)
+        *ret_power = v->power_state;
+    vim_vm_free(v);
     return rc;
 }
 

@@ -296,6 +296,10 @@ struct vim_vm {
  * VMOP_E_NOT_FOUND (with err->fault still set). */
 vmop_rc vim_vm_get(struct vim_client *c, const struct vim_moref *vm, struct vim_vm **ret_vm,
                    struct vmop_err *err);
+/* Reads runtime.powerState alone (one RetrievePropertiesEx of that one path): for a caller waiting
+ * for a power change, not the 28 paths of vim_vm_get. Errors as vim_vm_get's. */
+vmop_rc vim_vm_get_power(struct vim_client *c, const struct vim_moref *vm,
+                         enum vim_power_state *ret_power, struct vmop_err *err);
 void vim_vm_free(struct vim_vm *vm);
 /* Value of an extraConfig key in a read VM, or NULL. */
 const char *vim_vm_extra_config(const struct vim_vm *vm, const char *key);

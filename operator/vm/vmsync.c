@@ -1252,17 +1252,11 @@ static vmop_rc power_hard(struct vs_ctx *ctx, const struct vs_events *ev,
     return rc;
 }
 
-/* Reads the VM's power state (one read). */
+/* Reads the VM's power state (one read of that one property). */
 static vmop_rc read_power(struct vs_ctx *ctx, const struct vim_moref *vm, enum vim_power_state *ret,
                           struct vmop_err *err)
 {
-    struct vim_vm *v = NULL;
-    vmop_rc rc = vim_vm_get(ctx->client, vm, &v, err);
-    if (rc)
-        return rc;
-    *ret = v->power_state;
-    vim_vm_free(v);
-    return VMOP_OK;
+    return vim_vm_get_power(ctx->client, vm, ret, err);
 }
 
 /* Asks the guest (ShutdownGuest / StandbyGuest) and waits, bounded, for the power state: reads at

@@ -55,12 +55,16 @@ static struct vim_moref clone_vm(struct vim_client *c, const char *name,
     return vm;
 }
 
+/* The VM's power state as vim_vm_get reads it, checked against the one-path vim_vm_get_power. */
 static enum vim_power_state power_state(struct vim_client *c, const struct vim_moref *ref)
 {
     struct vim_vm *vm = simfx_vm_get(c, ref);
-    enum vim_power_state s = vm->power_state;
+    enum vim_power_state s = vm->power_state, light = VIM_POWER_UNKNOWN;
+    struct vmop_err err = {0};
 
     vim_vm_free(vm);
+    ck_assert_msg(vim_vm_get_power(c, ref, &light, &err) == VMOP_OK, "%s", err.msg);
+    ck_assert_int_eq(light, s);
     return s;
 }
 
@@ -503,6 +507,8 @@ START_TEST(test_destroy)
     ck_assert_ptr_null(v);
     ck_assert_str_eq(err.fault, "ManagedObjectNotFound");
     vmop_err_clear(&err);
+    ck_assert_int_eq(vim_vm_get_power(c, &vm, &(enum vim_power_state){0}, &err), VMOP_E_NOT_FOUND);
+    vmop_err_clear(&err);
     ck_assert_int_eq(vim_vm_power(c, &vm, VIM_OP_POWER_ON, &err), VMOP_E_NOT_FOUND);
     vmop_err_clear(&err);
     ck_assert_int_eq(vim_vm_destroy(c, &vm, &err), VMOP_E_NOT_FOUND);
@@ -552,6 +558,8 @@ START_TEST(test_get_not_found)
     vmop_err_clear(&err);
     ck_assert_int_eq(vim_moref_set(&ref, "Folder", "folder-3"), VMOP_OK);
     ck_assert_int_eq(vim_vm_get(c, &ref, &v, &err), VMOP_E_INVALID);
+    ck_assert_int_eq(vim_vm_get_power(c, &ref, &(enum vim_power_state){0}, &err), VMOP_E_INVALID);
+    ck_assert_int_eq(vim_vm_get_power(c, NULL, NULL, &err), VMOP_E_INVALID);
     vim_client_free(c);
 }
 END_TEST
