@@ -582,12 +582,22 @@ static void decode_key(const struct vim_vm *vm, const char *key, const char *enc
 }
 
 /* Judges a VM that was read: ours (or legacy), else foreign. */
+/* The resource's identity as ownership.h judges it. */
+static void ident_of(const struct rs_desired *d, const char *unique_id, struct own_ident *id)
+{
+    memset(id, 0, sizeof(*id));
+    id->instance_uuid = d->instance_uuid;
+    id->namespaced_name = d->namespaced_name;
+    id->uid = d->resource_uid;
+    id->status_unique_id = unique_id;
+}
+
 static enum own_verdict judge(const struct rs_desired *d, const char *unique_id,
                               const struct vim_moref *folder, const struct vim_vm *vm, char *why,
                               size_t why_size)
 {
     struct own_marks m = {0};
-    struct own_ident id = {0};
+    struct own_ident id;
 
     m.moref = vm->ref.value;
     m.instance_uuid = vm->instance_uuid;
@@ -597,10 +607,7 @@ static enum own_verdict judge(const struct rs_desired *d, const char *unique_id,
     m.uid = vim_vm_extra_config(vm, OWN_KEY_UID);
     m.is_template = vm->template;
     m.in_folder = vim_moref_eq(&vm->parent, folder);
-    id.instance_uuid = d->instance_uuid;
-    id.namespaced_name = d->namespaced_name;
-    id.uid = d->resource_uid;
-    id.status_unique_id = unique_id;
+    ident_of(d, unique_id, &id);
     return own_decide(&m, &id, why, why_size);
 }
 
@@ -1252,13 +1259,6 @@ static vmop_rc power_hard(struct vs_ctx *ctx, const struct vs_events *ev,
     return rc;
 }
 
-/* Reads the VM's power state (one read of that one property). */
-static vmop_rc read_power(struct vs_ctx *ctx, const struct vim_moref *vm, enum vim_power_state *ret,
-                          struct vmop_err *err)
-{
-    return vim_vm_get_power(ctx->client, vm, ret, err);
-}
-
 /* Asks the guest (ShutdownGuest / StandbyGuest) and waits, bounded, for the power state: reads at
  * pl_soft_poll_ms() (the first after a delay: no guest is down at once), the last one at the
  * deadline, so a guest that never shuts down costs a timeout, not a hang. */
@@ -1281,7 +1281,7 @@ static int soft_wait_feed(struct vs_ctx *ctx, const struct vs_events *ev,
             *rc = VMOP_OK;
         if (h != 0)
             return h;
-        *rc = read_power(ctx, vm, &s, err); /* the backstop */
+        *rc = vim_vm_get_power(ctx->client, vm, &s, err); /* the backstop */
         if (*rc || s == want)
             return 1;
     }
@@ -1299,7 +1299,7 @@ static vmop_rc power_soft(struct vs_ctx *ctx, const struct vs_events *ev,
 
     if (rc == VMOP_E_FAULT && vmop_err_is_fault(err, "InvalidPowerState")) {
         vmop_err_clear(err); /* already there (or cannot be asked): one read decides */
-        rc = read_power(ctx, vm, &s, err);
+        rc = vim_vm_get_power(ctx->client, vm, &s, err);
         if (rc || s == want)
             return rc;
     } else if (rc) {
@@ -1319,7 +1319,7 @@ static vmop_rc power_soft(struct vs_ctx *ctx, const struct vs_events *ev,
         if (left <= 0)
             break;
         sleep_ms(delay < left * 1000.0 ? delay : (long)(left * 1000.0));
-        rc = read_power(ctx, vm, &s, err);
+        rc = vim_vm_get_power(ctx->client, vm, &s, err);
         if (rc)
             return rc;
         if (s == want)
@@ -1645,7 +1645,7 @@ static vmop_rc destroy_vm(struct vs_ctx *ctx, const struct vs_events *ev,
 static int vouched(struct vs_ctx *ctx, const struct rs_desired *d, const char *unique_id,
                    const struct vs_events *ev, enum vim_power_state *ret_power)
 {
-    struct own_ident id = {0};
+    struct own_ident id;
     struct vim_moref folder;
     struct vmop_err lerr = {0};
     const char *vals[OWN_MARK_PATHS];
@@ -1658,9 +1658,7 @@ static int vouched(struct vs_ctx *ctx, const struct rs_desired *d, const char *u
         vmop_err_clear(&lerr); /* vs_observe reports it */
         return 0;
     }
-    id.instance_uuid = d->instance_uuid;
-    id.namespaced_name = d->namespaced_name;
-    id.uid = d->resource_uid;
+    ident_of(d, unique_id, &id);
     own_mark_values(&id, folder.value, vals);
     return ev->vouch(ev->ud, unique_id, vals, OWN_MARK_PATHS, ret_power);
 }
