@@ -28,6 +28,7 @@
 #define DEFAULT_MAX_WAIT_S      30
 #define DEFAULT_BACKOFF_INITIAL 500L
 #define DEFAULT_BACKOFF_MAX     30000L
+#define DEFAULT_COALESCE_MS     200L
 #define DEFAULT_MAX_ENTRIES     ((size_t)1 << 20)
 #define SWEEP_CHUNK             64 /* stale entries removed per walk when memory is short */
 #define CONTAINER_SPEC_MAX      4096
@@ -479,6 +480,7 @@ struct vcfeed {
     void *user;
     int max_wait_s;
     long backoff_initial_ms, backoff_max_ms;
+    long coalesce_ms; /* 0: none */
     int skip_initial;
 
     pthread_mutex_t admin;
@@ -755,11 +757,10 @@ static int worker_stopping(struct vcfeed_worker *wk)
 }
 
 /* Sleeps the backoff for `attempt`; returns 1 when the worker was told to stop. */
-static int backoff_wait(struct vcfeed_worker *wk, unsigned attempt)
+/* Waits ms or until the worker is told to stop; returns the stop flag. */
+static int stoppable_wait(struct vcfeed_worker *wk, long ms)
 {
     struct vcfeed *f = wk->feed;
-    long ms = vcfeed_backoff_ms(attempt, f->backoff_initial_ms, f->backoff_max_ms,
-                                (unsigned)rand_r(&wk->seed));
     struct timespec until;
     int stop;
 
@@ -778,6 +779,14 @@ static int backoff_wait(struct vcfeed_worker *wk, unsigned attempt)
     stop = wk->stop;
     pthread_mutex_unlock(&f->lock);
     return stop;
+}
+
+static int backoff_wait(struct vcfeed_worker *wk, unsigned attempt)
+{
+    struct vcfeed *f = wk->feed;
+
+    return stoppable_wait(wk, vcfeed_backoff_ms(attempt, f->backoff_initial_ms, f->backoff_max_ms,
+                                                (unsigned)rand_r(&wk->seed)));
 }
 
 static char *map_key(struct vcfeed *f, const struct vim_moref *ref, const char *nsname)
@@ -1009,6 +1018,15 @@ static void *worker_main(void *arg)
                 backoff_wait(wk, 0)) {
                 vim_update_batch_free(&b);
                 break;
+            }
+            /* Changes come in bursts (a create is about 25 of them): let the next ones gather. */
+            if (b.n && !b.truncated && f->coalesce_ms > 0) {
+                long left = f->coalesce_ms - (long)(vmop_mono_ms() - t0);
+
+                if (left > 0 && stoppable_wait(wk, left)) {
+                    vim_update_batch_free(&b);
+                    break;
+                }
             }
             full = 0;
             vim_update_batch_free(&b);
@@ -1308,6 +1326,9 @@ vmop_rc vcfeed_new(const struct vcfeed_opts *o, struct vcfeed **ret_feed, struct
     f->backoff_initial_ms =
         o->backoff_initial_ms > 0 ? o->backoff_initial_ms : DEFAULT_BACKOFF_INITIAL;
     f->backoff_max_ms = o->backoff_max_ms > 0 ? o->backoff_max_ms : DEFAULT_BACKOFF_MAX;
+    f->coalesce_ms = o->coalesce_ms == 0  ? DEFAULT_COALESCE_MS
+                     : o->coalesce_ms < 0 ? 0
+                                          : o->coalesce_ms;
     f->skip_initial = o->skip_initial;
     f->props = calloc(n + 1, sizeof(*f->props));
     if (!f->props) {

@@ -65,6 +65,10 @@ struct vcfeed_opts {
     long backoff_initial_ms;       /* first retry delay after a failure; 0 = 500 */
     long backoff_max_ms;           /* cap; 0 = 30000 */
     int skip_initial;              /* 1: a new container's first ENTER set only fills the cache */
+    /* After an answer with changes, the next WaitForUpdatesEx goes out no sooner than this many ms
+     * after the previous one did: changes in between come in one answer (bounds the long polls of
+     * a busy container to 1000 / coalesce_ms a second). 0 = 200; < 0 = none. */
+    long coalesce_ms;
     /* NULL-terminated, at most VCFEED_MAX_MATCH, each one of props (or of the defaults): the
      * paths vcfeed_vm_matches() compares. NULL: none (it never matches). Copied. */
     const char *const *match_props;
