@@ -22,7 +22,11 @@
 #                               Lease held by "bench-hold" keeps vmop standby (webhooks answer, nothing is
 #                               reconciled); then the Lease is deleted and the create is timed from vmop's
 #                               acquireTime: vmop's own provisioning with the objects already in place, without
-#                               the admission path of N `kubectl apply` writes competing for the 2 cores
+#                               the admission path of N `kubectl apply` writes competing for the 2 cores.
+#                               BENCH_RATE=R (VMs per second): the gradual benchmark; instead of one `kubectl
+#                               apply` the VMs are POSTed one at a time, the i-th at i / R s (floor/kcreate.go,
+#                               the Secret applied before), and each VM's latency (its POST -> its ready event)
+#                               is reported: lat_p50_s, lat_p90_s, lat_p99_s, lat_max_s
 
 bench_now_ms() { date +%s%3N; }
 
@@ -155,8 +159,30 @@ bench_vmop_cycle() { # dir n wait_s out.json
     for ((i = 0; i < 300; i++)); do [ -e "$w/watching" ] && break; sleep 0.1; done
     bench_metrics "$dir" "$w/m0"
     bench_cpu "$dir" >"$w/cpu0"
+    if [ -n "${BENCH_RATE:-}" ]; then # the Secret now, the VMs one at a time from t0
+        # kubectl prints one JSON document per object (a List when it was one): both become one List
+        kubectl create --dry-run=client -o json -f "$w/bench.yaml" | python3 -c '
+import json, sys
+s, d, i, items = sys.stdin.read(), json.JSONDecoder(), 0, []
+while True:
+    while i < len(s) and s[i].isspace():
+        i += 1
+    if i == len(s):
+        break
+    o, i = d.raw_decode(s, i)
+    items += o["items"] if o.get("kind") == "List" else [o]
+json.dump({"apiVersion": "v1", "kind": "List", "items": [x for x in items if x["kind"] != "Secret"]}, open(sys.argv[1], "w"))
+json.dump({"apiVersion": "v1", "kind": "List", "items": [x for x in items if x["kind"] == "Secret"]}, sys.stdout)
+' "$w/bench.json" | kubectl apply -f - >/dev/null
+    fi
     t0=$(bench_now_ms)
-    kubectl apply -f "$w/bench.yaml" >/dev/null
+    if [ -n "${BENCH_RATE:-}" ]; then
+        "$dir/benchfloor" -devenv "$dir" -phase kcreate -lat-kube-dir "$dir/kubefiles" -rate "$BENCH_RATE" \
+            -kcreate-file "$w/bench.json" -phase-timeout "${wait_s}s" >"$w/kcreate.json" 2>"$w/kcreate.log" ||
+            echo "WARNING: kcreate failed (see $w/kcreate.log)" >&2
+    else
+        kubectl apply -f "$w/bench.yaml" >/dev/null
+    fi
     ta=$(bench_now_ms)
     [ -n "${BENCH_BACKLOG:-}" ] && kubectl delete lease -n $BENCH_LEASE_NS $BENCH_LEASE >/dev/null
     wait "$kpid" || echo "WARNING: the readiness watch failed (see $w/kready.log)" >&2
@@ -220,6 +246,20 @@ r = {"n": n, "ready": up, "left": left, "backlog": backlog,
      "apply_s": round((ta - t0) / 1000, 3),
      "delete_s": round((t2 - t1) / 1000, 3),
      "p50_ready_s": round(statistics.median(seen) / 1000, 3) if seen else None}
+try:
+    kc = json.load(open(w + "/kcreate.json"))
+except (OSError, ValueError):
+    kc = None
+if kc is not None:  # gradual: each VM from its POST to its ready event
+    by, lat = kr.get("ready_by", {}), []
+    for name, t in kc.get("posted_ms", {}).items():
+        if name in by:
+            lat.append((by[name] - t) / 1000)
+    lat.sort()
+    q = lambda p: round(lat[min(len(lat) - 1, int(p * (len(lat) - 1) + 0.5))], 3) if lat else None
+    r.update({"rate": kc.get("rate"), "posted": kc.get("posted"), "post_errors": kc.get("errors"),
+              "post_p50_ms": kc.get("post_p50_ms"), "lat_n": len(lat), "lat_p50_s": q(0.5),
+              "lat_p90_s": q(0.9), "lat_p99_s": q(0.99), "lat_max_s": q(1.0)})
 if backlog:
     r["leader_after_apply_s"] = round((start - ta) / 1000, 3) if start else None
 def cpu(p):

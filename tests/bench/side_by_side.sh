@@ -18,6 +18,11 @@
 # API server's conversion and admission reviews per VM (from its /metrics),
 # operator's peak RSS, and the ratio vmop/floor of the median create times; writes the medians (and the
 # runs) as JSON to BENCH_OUT (default /tmp/vmop-bench-side-by-side.json).
+# BENCH_RATE=R: the gradual benchmark (the "create VMs gradually": the machine is offered R VMs per
+# second, below what its two cores sustain, instead of all N at once): the floor starts its i-th VM at
+# i / R s (-rate), and vmop's VMs are POSTed one at a time at the same moments (floor/kcreate.go, no
+# kubectl); each VM is timed from then to PoweredOn with an IP, and the figures are the per-VM latencies
+# (p50 / p90 / p99) and their ratio vmop/floor.
 # Env: VMOP_BUILD_DIR (default build-dev; any build dir), VMOP_WORKERS (default 8), BENCH_WAIT_S (bound
 # of each wait, default 60 + N), BENCH_KEEP=1 keeps the environment up, BENCH_FLOOR_ARGS more flags for
 # the floor (e.g. "-ip-wait feed -task-wait collector": floor/main.go).
@@ -52,6 +57,7 @@ floor() { # n out.json log: vmop stopped meanwhile; a failed floor run leaves it
     bench_cpu "$DIR" >"$2.cpu0"
     for ph in create delete; do # two runs, so that the simulator's CPU splits by phase
         "$DIR/benchfloor" -devenv "$DIR" -phase $ph -n "$1" -c "$VMOP_WORKERS" -ip-timeout "${WAIT_S}s" \
+            ${BENCH_RATE:+-rate "$BENCH_RATE"} \
             -phase-timeout "$((WAIT_S * 2))s" ${BENCH_FLOOR_ARGS:-} >"$2.$ph" 2>>"$3" || say "floor $ph exited with $? (see $3)"
         bench_cpu "$DIR" >"$2.cpu-$ph"
     done
@@ -132,13 +138,14 @@ for r in range(runs):
         f(a.get("delete_s")), f(b.get("delete_s")), f(ratio(b.get("delete_s"), a.get("delete_s")), 6, 2),
         f(a.get("p50_ready_s")), f(b.get("p50_ready_s")), a.get("errors", "-"), unready if unready is not None else "-",
         f(b.get("rss_mib"))))
-M = {"floor": {k: med(fl, k) for k in ("create_s", "delete_s", "p50_ready_s", "p50_vm_s", "p99_vm_s",
+M = {"floor": {k: med(fl, k) for k in ("create_s", "delete_s", "p50_ready_s", "p50_vm_s", "p90_vm_s", "p99_vm_s",
                                       "calls_per_vm_create", "calls_per_vm_delete", "errors")},
      "vmop": {k: med(vm, k) for k in ("create_s", "apply_s", "delete_s", "p50_ready_s", "calls_per_vm_create",
                                      "calls_per_vm_delete", "kube_per_vm_create", "kube_per_vm_delete",
                                      "conversions_per_vm_create", "conversions_per_vm_delete",
                                      "admissions_per_vm_create", "admissions_per_vm_delete",
-                                     "rss_mib", "ready", "left")}}
+                                     "rss_mib", "ready", "left", "lat_p50_s", "lat_p90_s", "lat_p99_s",
+                                     "lat_max_s", "post_p50_ms")}}
 print("%-7s | %s %s %s | %s %s %s | %s %s | %7s %7s | %s" % (
     "median", f(M["floor"]["create_s"]), f(M["vmop"]["create_s"]),
     f(ratio(M["vmop"]["create_s"], M["floor"]["create_s"]), 6, 2),
@@ -150,6 +157,9 @@ if any(x.get("backlog") for x in vm):
     print("backlog mode: vmop's create is timed from the moment it became the leader (its Lease's acquireTime), "
           "the N VMs already applied; the `kubectl apply` before it took %s s (median; per run %s)" % (
               M["vmop"]["apply_s"], ", ".join(str(x.get("apply_s")) for x in vm)))
+elif any(x.get("lat_n") for x in vm):
+    print("vmop's VMs were POSTed one at a time over %s s (median; per run %s)" % (
+        M["vmop"]["apply_s"], ", ".join(str(x.get("apply_s")) for x in vm)))
 else:
     print("vmop's create includes the `kubectl apply` itself: %s s (median; per run %s)" % (
         M["vmop"]["apply_s"], ", ".join(str(x.get("apply_s")) for x in vm)))
@@ -184,13 +194,40 @@ for ph in ("create", "delete"):
     for m in sorted(set(a) | set(b)):
         print("  %-58s %8s %8s" % (m, a.get(m, "-"), b.get(m, "-")))
 rc = ratio(M["vmop"]["create_s"], M["floor"]["create_s"])
+gradual = any(x.get("lat_n") for x in vm)
+lat = {}
+if gradual:
+    rate = vm[0].get("rate")
+    print()
+    print("gradual: %s VMs per second offered to each; per-VM latency, due -> PoweredOn + IP (floor: its "
+          "worker's clone .. guest IP; vmop: its POST .. its ready watch event), s" % rate)
+    print("%-7s | %7s %7s %7s | %7s %7s %7s | %6s %6s" % ("run", "fl p50", "fl p90", "fl p99", "vm p50", "vm p90",
+                                                         "vm p99", "r p50", "r p99"))
+    for r in range(runs):
+        a, b = fl[r], vm[r]
+        print("%-7s | %s %s %s | %s %s %s | %s %s" % (
+            r + 1, f(a.get("p50_vm_s"), 7, 3), f(a.get("p90_vm_s"), 7, 3), f(a.get("p99_vm_s"), 7, 3),
+            f(b.get("lat_p50_s"), 7, 3), f(b.get("lat_p90_s"), 7, 3), f(b.get("lat_p99_s"), 7, 3),
+            f(ratio(b.get("lat_p50_s"), a.get("p50_vm_s")), 6, 2), f(ratio(b.get("lat_p99_s"), a.get("p99_vm_s")), 6, 2)))
+    lat = {"rate": rate, "p50": ratio(M["vmop"]["lat_p50_s"], M["floor"]["p50_vm_s"]),
+           "p90": ratio(M["vmop"]["lat_p90_s"], M["floor"]["p90_vm_s"]),
+           "p99": ratio(M["vmop"]["lat_p99_s"], M["floor"]["p99_vm_s"])}
+    print("%-7s | %s %s %s | %s %s %s | %s %s" % (
+        "median", f(M["floor"]["p50_vm_s"], 7, 3), f(M["floor"]["p90_vm_s"], 7, 3), f(M["floor"]["p99_vm_s"], 7, 3),
+        f(M["vmop"]["lat_p50_s"], 7, 3), f(M["vmop"]["lat_p90_s"], 7, 3), f(M["vmop"]["lat_p99_s"], 7, 3),
+        f(lat["p50"], 6, 2), f(lat["p99"], 6, 2)))
+    print("vmop's POST round trip p50 %s ms (median of runs)" % M["vmop"]["post_p50_ms"])
 print()
-print("ratio vmop/floor of the median create times (apply -> PoweredOn + IP): %s (goal <= 1.3)" % rc)
+if gradual:
+    print("ratio vmop/floor of the median per-VM latencies at %s VMs/s: p50 %s, p90 %s, p99 %s (goal <= 1.3)" % (
+        lat["rate"], lat["p50"], lat["p90"], lat["p99"]))
+print("ratio vmop/floor of the median create times (%s -> PoweredOn + IP): %s (goal <= 1.3)" % (
+    "first due -> last" if gradual else "apply", rc))
 # The measure where the machine's CPU is the bottleneck: each program's own CPU per VM created
 own = ratio(CPU["vmop"]["create"].get("operator", 0), CPU["floor"]["create"].get("floor", 0))
 print("ratio vmop/floor of the own CPU per VM created (the operator's process / the floor program's): %s" % own)
 res = {"n": n, "workers": workers, "runs": runs, "floor": M["floor"], "vmop": M["vmop"],
-       "ratio_create": rc, "ratio_own_cpu_create": own, "cpu_ms_per_vm": CPU, "ratio_delete": ratio(M["vmop"]["delete_s"], M["floor"]["delete_s"]),
+       "ratio_create": rc, "ratio_own_cpu_create": own, "ratio_latency": lat or None, "cpu_ms_per_vm": CPU, "ratio_delete": ratio(M["vmop"]["delete_s"], M["floor"]["delete_s"]),
        "floor_methods_per_vm": {ph: methods(fl, "calls_%s_by_method" % ph) for ph in ("create", "delete")},
        "vmop_methods_per_vm": {ph: methods(vm, "calls_%s_by_method" % ph) for ph in ("create", "delete")},
        "per_run": {"floor": fl, "vmop": vm}}

@@ -3,7 +3,8 @@
 // One list + watch of the VirtualMachines of -lat-ns (latency.go's kube and world) records, for every VM
 // whose name starts with -kready-prefix, the moment its watch event first showed it PoweredOn with a
 // primaryIP4. It ends when -kready-n of them are ready or after -kready-timeout, and prints one JSON object:
-// {"n", "ready", "ready_ms": [epoch ms of each first-ready, ascending], "lists", "errors"}. One watch costs the
+// {"n", "ready", "ready_ms": [epoch ms of each first-ready, ascending], "ready_by": {name: epoch ms},
+// "lists", "errors"}. One watch costs the
 // API server far less than listing every VM twice a second, and it times each VM to the event, not to the
 // next poll. With -kready-lease NS/NAME it also reports that Lease's spec.acquireTime as "lease_acquire_ms"
 // (the moment a standby vmop became the leader: the start of the backlog benchmark).
@@ -90,12 +91,14 @@ func runKReady() {
 	})
 	stop()
 	times := make([]int64, 0, len(readyAt))
-	for _, t := range readyAt {
+	by := make(map[string]int64, len(readyAt))
+	for name, t := range readyAt {
 		times = append(times, ms(t))
+		by[name] = ms(t)
 	}
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	w.mu.Lock()
-	out := map[string]any{"n": *flagKReadyN, "ready": len(times), "ready_ms": times, "errors": w.errs}
+	out := map[string]any{"n": *flagKReadyN, "ready": len(times), "ready_ms": times, "ready_by": by, "errors": w.errs}
 	w.mu.Unlock()
 	if *flagKReadyLease != "" {
 		lctx, lcancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -18,7 +18,8 @@
 //	                 is the faster of the two by far at 200 VMs (its WaitForUpdatesEx re-applies the filter for
 //	                 every change in the inventory), so it is the floor's default
 //
-// at concurrency C (C workers, as vmop's --workers), and for the delete phase PowerOffVM_Task and
+// at concurrency C (C workers, as vmop's --workers; with -rate R the i-th VM is due at i / R seconds and its
+// time counts from then, the gradual benchmark), and for the delete phase PowerOffVM_Task and
 // Destroy_Task per VM. Each task is waited by reading Task.info (RetrievePropertiesEx on the session's
 // PropertyCollector) 25 ms after the start, then with a backoff of 50 ms doubling to 1 s, as vmop's
 // vim_task_wait does: one call when the task has ended by the first read (the simulator ends most tasks
@@ -72,7 +73,7 @@ var (
 	flagTemplate  = flag.String("template", "", "inventory path of the template VM (default: <datacenter>/vm/vmop-tiny-tmpl)")
 	flagFolder    = flag.String("folder", "bench-floor", "folder under the datacenter's VM folder (created when missing)")
 	flagPrefix    = flag.String("prefix", "floor-", "VM name prefix")
-	flagPhase     = flag.String("phase", "both", "create, delete (every VM in the folder), both, latency (latency.go) or kready (kready.go)")
+	flagPhase     = flag.String("phase", "both", "create, delete (every VM in the folder), both, latency (latency.go), kready (kready.go) or kcreate (kcreate.go)")
 	flagIPWait    = flag.String("ip-wait", "poll", "feed (one WaitForUpdatesEx over a ContainerView of the folder) or poll (one RetrievePropertiesEx of every waiting VM per -ip-poll)")
 	flagIPPoll    = flag.Duration("ip-poll", 200*time.Millisecond, "the poll interval of -ip-wait poll")
 	flagTaskWait  = flag.String("task-wait", "poll", "poll (read Task.info with backoff, as vmop) or collector (govmomi task.Wait)")
@@ -575,10 +576,14 @@ func (e *env) folderRef(ctx context.Context, dc string, create bool) (*object.Fo
 	return object.NewFolder(e.c, parent).CreateFolder(cctx, *flagFolder)
 }
 
-func (e *env) createOne(ctx context.Context, t *target, feed *ipFeed, i int, r *result, ipWG *sync.WaitGroup) {
+// createOne: VM i from its clone to its guest IP; its time counts from start (with -rate the moment it was
+// due, so that a wait for a free worker counts too).
+func (e *env) createOne(ctx context.Context, t *target, feed *ipFeed, i int, start time.Time, r *result, ipWG *sync.WaitGroup) {
 	name := fmt.Sprintf("%s%04d", *flagPrefix, i)
-	start := time.Now()
-	t0 := start
+	t0 := time.Now()
+	if start.IsZero() {
+		start = t0
+	}
 	iuuid := uuid.NewString()
 	ns := "bench-floor/" + name
 
@@ -719,19 +724,32 @@ func (e *env) create(ctx context.Context, t *target, n, c int) (*result, time.Du
 	}
 	stopProgress := progress(ctx, "create", r, n)
 	defer stopProgress()
-	jobs := make(chan int)
+	type job struct {
+		i  int
+		at time.Time
+	}
+	jobs := make(chan job, n)
 	var wg, ipWG sync.WaitGroup
 	for w := 0; w < c; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range jobs {
-				e.createOne(ctx, t, feed, i, r, &ipWG)
+			for j := range jobs {
+				e.createOne(ctx, t, feed, j.i, j.at, r, &ipWG)
 			}
 		}()
 	}
-	for i := 0; i < n; i++ {
-		jobs <- i
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		if *flagRate <= 0 { // all at once: a VM's time starts when a worker takes it
+			jobs <- job{i: i}
+			continue
+		}
+		at := start.Add(time.Duration(float64(i) / *flagRate * float64(time.Second)))
+		select {
+		case <-time.After(time.Until(at)):
+		case <-ctx.Done():
+		}
+		jobs <- job{i: i, at: at}
 	}
 	close(jobs)
 	wg.Wait()
@@ -855,8 +873,11 @@ func main() {
 	case "kready": // no vCenter: kready.go
 		runKReady()
 		return
+	case "kcreate": // no vCenter: kcreate.go
+		runKCreate()
+		return
 	default:
-		die("-phase must be create, delete, both, latency or kready")
+		die("-phase must be create, delete, both, latency, kready or kcreate")
 	}
 	switch *flagIPWait {
 	case "feed", "poll":
@@ -931,7 +952,7 @@ func main() {
 		return
 	}
 
-	out := map[string]any{"n": *flagN, "c": *flagC, "task_wait": *flagTaskWait, "ip_wait": *flagIPWait}
+	out := map[string]any{"n": *flagN, "c": *flagC, "task_wait": *flagTaskWait, "ip_wait": *flagIPWait, "rate": *flagRate}
 	errs := 0
 	var samples []string
 
@@ -969,6 +990,7 @@ func main() {
 		out["cpu_create_s"] = round(cpuSeconds()-cpu0, 3)
 		out["created"] = len(r.vmTimes)
 		out["p50_vm_s"] = round(quantile(r.vmTimes, 0.50), 3)
+		out["p90_vm_s"] = round(quantile(r.vmTimes, 0.90), 3)
 		out["p99_vm_s"] = round(quantile(r.vmTimes, 0.99), 3)
 		out["p50_ready_s"] = round(quantile(r.doneAt, 0.50), 3)
 		out["create_step_p50_s"] = r.stepMedians()
