@@ -32,9 +32,10 @@
 #define VMC_WAIT_DELAY_MS      3000  /* requeue while waiting for create / an IP */
 #define VMC_WAIT_MAX_MS        10000 /* the longest such requeue */
 #define VMC_CREATE_WAIT_MS     1000  /* a busy create slot, when the wait line is out of memory */
-/* A change the feed hears is reconciled this long after it, so that the few updates a guest
- * coming up sends in a row (IP, tools, heartbeat) cost one read of the VM, not one each */
-#define VMC_FEED_COALESCE_MS 100
+/* A change the feed hears is reconciled this long after it. The feed itself gathers a burst's
+ * changes (vcfeed_opts.coalesce_ms); this delay is what lets a pass that read the VM after the
+ * change drop the wake-up (kube_queue_cancel_after) instead of running again at once. */
+#define VMC_FEED_COALESCE_MS 20
 
 extern const struct kube_resource vmc_res_vms, vmc_res_classes, vmc_res_images, vmc_res_cimages,
     vmc_res_storageclasses, vmc_res_bindings, vmc_res_endpoints;
