@@ -1,6 +1,7 @@
 /* api_class.c: VirtualMachineClass parse/validate/sizing (see api_class.h). */
 #include "api_class.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,4 +157,12 @@ vmop_rc api_class_sizing(const struct api_class *c, int64_t min_host_mhz,
         return rc;
     *ret = s;
     return VMOP_OK;
+}
+
+void api_class_resized_value(const cJSON *cls, const char *name, char *val, size_t size)
+{
+    const cJSON *md = api_jget(cls, "metadata"), *gen = api_jget(md, "generation");
+    const char *uid = api_jstr(md, "uid");
+    snprintf(val, size, "{\"name\":\"%s\",\"uid\":\"%s\",\"generation\":%lld}", name ? name : "",
+             uid ? uid : "", cJSON_IsNumber(gen) ? (long long)gen->valuedouble : 0LL);
 }

@@ -46,4 +46,10 @@ struct api_class_sizing {
 vmop_rc api_class_sizing(const struct api_class *c, int64_t min_host_mhz,
                          struct api_class_sizing *ret, struct vmop_err *err);
 
+/* VM Operator's record of which class version sized a VM: annotation API_ANNOT_LAST_RESIZED on
+ * the VirtualMachine, value {"name":...,"uid":...,"generation":N} of the class object cls (its
+ * JSON, named name), written into val (truncated to size). */
+#define API_ANNOT_LAST_RESIZED "vmoperator.vmware.com/last-resized-vm-class"
+void api_class_resized_value(const cJSON *cls, const char *name, char *val, size_t size);
+
 #endif

@@ -399,6 +399,7 @@ static void strv_free(char **v)
 static vmop_rc start_webhooks(struct proc *p, const struct vmop_config *cfg, struct vmop_err *err)
 {
     struct wh_server_config wc = {.addr = cfg->webhook_addr, .cert_dir = cfg->webhook_cert_dir};
+    p->adm_vm.classes = vmc_informer(p->vmc, "virtualmachineclasses");
     p->adm_vm.images = vmc_informer(p->vmc, "virtualmachineimages");
     p->adm_vm.cimages = vmc_informer(p->vmc, "clustervirtualmachineimages");
     p->adm_vm.bindings = vmc_informer(p->vmc, "namespacebindings");

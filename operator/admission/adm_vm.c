@@ -7,7 +7,9 @@
 #include <openssl/rand.h>
 
 #include "api_admin.h"
+#include "api_class.h"
 #include "api_ferr.h"
+#include "api_json.h"
 #include "api_vm.h"
 #include "image_lookup.h"
 #include "kube_meta.h"
@@ -96,6 +98,66 @@ static int image_unknown(const struct adm_vm *a, const struct wh_admission_reque
     return fe->n > 0;
 }
 
+/* The finalizer on obj's metadata md unless it has it: -1 when out of memory, else whether it
+ * changed. */
+static int ensure_finalizer(cJSON *md)
+{
+    cJSON *fins = cJSON_GetObjectItemCaseSensitive(md, "finalizers"), *it;
+    cJSON_ArrayForEach(it, fins)
+    {
+        if (cJSON_IsString(it) && !strcmp(it->valuestring, ADM_VM_FINALIZER))
+            return 0;
+    }
+    if (!cJSON_IsArray(fins)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(md, "finalizers");
+        fins = cJSON_AddArrayToObject(md, "finalizers");
+    }
+    return fins && cJSON_AddItemToArray(fins, cJSON_CreateString(ADM_VM_FINALIZER)) ? 1 : -1;
+}
+
+/* Annotation key = val on metadata md: 0 when out of memory. */
+static int set_annotation(cJSON *md, const char *key, const char *val)
+{
+    cJSON *ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+    if (!cJSON_IsObject(ann)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(md, "annotations");
+        ann = cJSON_AddObjectToObject(md, "annotations");
+    }
+    return ann && cJSON_AddStringToObject(ann, key, val);
+}
+
+/* On create, what the VM controller's first pass would otherwise write in a PUT of its own (one
+ * write, its conversions and a watch round trip less per VM): the finalizer and, when the class
+ * is in the cache, the last-resized-vm-class annotation of the class the VM will be created with.
+ * Nothing for a VM created paused (the controller leaves a paused VM alone, finalizer included).
+ * A server-side re-apply of a manifest that names neither keeps both (tests/e2e: ssa).
+ * obj is the object as it will be admitted; -1 when out of memory, else whether it changed. */
+static int add_controller_metadata(const struct adm_vm *a, const struct wh_admission_request *req,
+                                   cJSON *obj)
+{
+    cJSON *md = api_json_ensure_obj(obj, "metadata");
+    const cJSON *ann = md ? api_jget(md, "annotations") : NULL;
+    const char *cls_name = api_jstr(api_jget(obj, "spec"), "className");
+    char key[2 * API_NAME_MAX + 2], val[600];
+    struct kube_obj *cls;
+    int changed;
+    if (!md)
+        return -1;
+    if (req->op != WH_OP_CREATE || api_jget(ann, ADM_VM_PAUSED_ANNOT))
+        return 0;
+    if ((changed = ensure_finalizer(md)) < 0)
+        return -1;
+    if (api_jget(ann, API_ANNOT_LAST_RESIZED) || !a->classes || !cls_name || !*cls_name ||
+        !req->namespace_)
+        return changed;
+    snprintf(key, sizeof(key), "%s/%s", req->namespace_, cls_name);
+    if (!(cls = kube_informer_get(a->classes, key)))
+        return changed;
+    api_class_resized_value(kube_obj_json(cls), cls_name, val, sizeof(val));
+    kube_obj_unref(cls);
+    return set_annotation(md, API_ANNOT_LAST_RESIZED, val) ? 1 : -1;
+}
+
 vmop_rc adm_vm_mutate(void *ud, const struct wh_admission_request *req,
                       struct wh_admission_response *resp, struct vmop_err *err)
 {
@@ -138,10 +200,16 @@ vmop_rc adm_vm_mutate(void *ud, const struct wh_admission_request *req,
         rc = deny(resp, &fe, err);
         goto out;
     }
-    if (rc == VMOP_OK && changed)
+    if (rc == VMOP_OK && (changed || req->op == WH_OP_CREATE))
         rc = api_vm_to_json(vm, &mutated, err);
+    if (rc == VMOP_OK && mutated && add_controller_metadata(a, req, mutated) < 0)
+        rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
     if (rc == VMOP_OK && mutated)
         rc = wh_patch_diff(req->object, mutated, &patch, err);
+    if (rc == VMOP_OK && patch && !patch->child) {
+        cJSON_Delete(patch); /* nothing to change */
+        patch = NULL;
+    }
     if (rc == VMOP_OK && patch)
         wh_admission_set_patch(resp, patch);
 out:

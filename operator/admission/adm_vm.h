@@ -8,9 +8,11 @@
  * VM Operator's visible defaults at apply time (
  * powerState and the power modes, instanceUUID, biosUUID, cloudInit.instanceID, the default eth0
  * on the binding's default network, spec.image from imageName, nextRestartTime "now" -> the
- * current time), answered as a JSON Patch. The defaults themselves are api_vm_default() (pure,
- * api/api_vm.h): the VM controller applies the same ones on reconcile, so a cluster without the
- * webhook still works.
+ * current time), and on create the controller's finalizer and the last-resized-vm-class
+ * annotation (add_controller_metadata: the first reconcile then creates at once instead of
+ * writing them itself), answered as a JSON Patch. The defaults themselves are api_vm_default()
+ * (pure, api/api_vm.h): the VM controller applies the same ones on reconcile, so a cluster without
+ * the webhook still works.
  *
  * Reads only caches (the images, cluster images and bindings informers: handlers run on every
  * replica and are bounded in time); no side effects, so dry runs need no special case.
@@ -34,7 +36,12 @@
 #define ADM_NSB_VALIDATE_PATH "/default-validate-infra-vmop-io-v1alpha1-namespacebinding"
 #define ADM_VCE_VALIDATE_PATH "/default-validate-infra-vmop-io-v1alpha1-vcenterendpoint"
 
+/* The VM controller's finalizer, and the annotation under which it leaves a VM alone. */
+#define ADM_VM_FINALIZER    "vmoperator.vmware.com/virtualmachine"
+#define ADM_VM_PAUSED_ANNOT "vmoperator.vmware.com/paused"
+
 struct adm_vm {
+    struct kube_informer *classes;  /* VirtualMachineClasses (the resized-class annotation) */
     struct kube_informer *images;   /* VirtualMachineImages, "ns" index */
     struct kube_informer *cimages;  /* ClusterVirtualMachineImages */
     struct kube_informer *bindings; /* NamespaceBindings, "ns" index */

@@ -1124,16 +1124,6 @@ static int has_finalizer(const cJSON *vm)
     return 0;
 }
 
-/* The last-resized-vm-class annotation's value for class cls (its JSON object, name) into val:
- * {"name":...,"uid":...,"generation":N}. */
-static void resized_class_value(const cJSON *cls, const char *name, char *val, size_t size)
-{
-    const cJSON *gen = api_jget(api_jget(cls, "metadata"), "generation");
-    const char *uid = kube_obj_uid(cls);
-    snprintf(val, size, "{\"name\":\"%s\",\"uid\":\"%s\",\"generation\":%lld}", name,
-             uid ? uid : "", cJSON_IsNumber(gen) ? (long long)gen->valuedouble : 0LL);
-}
-
 /* A VM not created yet gets the last-resized-vm-class annotation with its finalizer, in the same
  * write (the class it will be created with, as VM Operator records it at create); a class not in
  * the cache yet is recorded after the create (record_resized_class). 0 when out of memory. */
@@ -1149,7 +1139,7 @@ static int add_resized_class(struct rctx *r, cJSON *md)
     cls = cache_get(r, I_CLASS, r->ns, name);
     if (!cls)
         return 1;
-    resized_class_value(cls, name, val, sizeof(val));
+    api_class_resized_value(cls, name, val, sizeof(val));
     ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
     if (!cJSON_IsObject(ann)) {
         cJSON_DeleteItemFromObjectCaseSensitive(md, "annotations");
@@ -1811,7 +1801,7 @@ static vmop_rc record_resized_class(struct rctx *r, struct vmop_err *err)
     vmop_rc rc;
     if (!r->cls || !r->cls->name)
         return VMOP_OK;
-    resized_class_value(r->cls->obj, r->cls->name, val, sizeof(val));
+    api_class_resized_value(r->cls->obj, r->cls->name, val, sizeof(val));
     if (old && !strcmp(old, val))
         return VMOP_OK;
     patch = cJSON_CreateObject();
@@ -1884,6 +1874,8 @@ static vmop_rc step_lifecycle(struct rctx *r, struct pass *p, int *stop, struct 
         prober_remove(r->c->prober, r->key);
         return do_delete(r, err);
     }
+    /* The mutating webhook adds the finalizer on create (adm_vm.c); this PUT is for a cluster
+     * without the webhook, a VM created paused, or one whose finalizer was taken off. */
     if (!has_finalizer(p->obj))
         return set_finalizer(r, 1, err); /* the update comes back through the informer */
     *stop = 0;

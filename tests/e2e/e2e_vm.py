@@ -5,6 +5,8 @@ Starts tests/devenv (vCenter simulator + Kubernetes API test server + vmop) in a
 directory, then drives it with kubectl (fresh KUBECACHEDIR) and reads vCenter back with vimc:
   create      apply -> PoweredOn with an IP -> describe shows the conditions -> vCenter state
               (CPU, memory, reservations/limits per class, NIC backing, UUIDs, ExtraConfig)
+  admission   the webhooks' defaults, finalizer and class record on create; refusals by path
+  ssa         a server-side apply and its re-apply keep the finalizer and the class record
   prereqs     missing class / image / Secret / StorageClass -> the right condition, then recovery
   paused      the paused annotation -> ReconcileReady False VirtualMachineReconcilePaused
   deletecheck a delete.check annotation holds the delete in vCenter (event DeleteHeld); tenants
@@ -40,6 +42,8 @@ BUILD = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT
 ONLY = sys.argv[2:]
 WAIT = float(os.environ.get("E2E_WAIT_S", "90"))
 NS = "default"
+FINALIZER = "vmoperator.vmware.com/virtualmachine"
+LAST_RESIZED = "vmoperator.vmware.com/last-resized-vm-class"
 
 
 def cluster_bin():
@@ -506,6 +510,12 @@ def test_admission(env):
                   if m.get("operation") == "Update" and not m.get("manager", "").startswith("kubectl")
                   and "f:spec" in json.dumps(m.get("fieldsV1"))]
         check(not fields, "spec was written after the create by %r" % fields)
+        # the finalizer and the class record come with the create too (no write of vmop's first)
+        check(FINALIZER in (got["metadata"].get("finalizers") or []),
+              "no finalizer from the create: %r" % got["metadata"].get("finalizers"))
+        rs = json.loads((got["metadata"].get("annotations") or {}).get(LAST_RESIZED) or "{}")
+        check(rs.get("name") == "best-effort-small" and rs.get("uid"),
+              "last-resized-vm-class %r" % rs)
         # a server-side dry run is defaulted too, and creates nothing
         dry = json.loads(env.kubectl("--kubeconfig", tk, "create", "--dry-run=server", "-f", "-",
                                      "-o", "json", stdin=json.dumps(vm_obj("e2e-adm-dry"))).stdout)
@@ -537,6 +547,29 @@ def test_admission(env):
               "(want vmop's finalizer removal, by both webhooks)" % (before[1], after[1]))
     finally:
         delete_and_wait(env, "e2e-adm")
+
+
+def test_server_side_apply(env):
+    """A VM created and applied again with `kubectl apply --server-side` (the manifest names no
+    finalizer or class record: the webhook added them at create, so the apply's field manager owns
+    them) keeps both, and vmop never writes them; it is deleted as usual."""
+    name = "e2e-ssa"
+    text = json.dumps(vm_obj(name))
+    try:
+        env.kubectl("apply", "--server-side", "--field-manager=tenant-ssa", "-f", "-", stdin=text)
+        wait_running(env, name)
+        again = json.loads(env.kubectl("apply", "--server-side", "--field-manager=tenant-ssa",
+                                       "-f", "-", "-o", "json", stdin=text).stdout)
+        md = again["metadata"]
+        check(FINALIZER in (md.get("finalizers") or []),
+              "a server-side re-apply took the finalizer off: %r" % md.get("finalizers"))
+        check(LAST_RESIZED in (md.get("annotations") or {}),
+              "a server-side re-apply took last-resized-vm-class off: %r" % md.get("annotations"))
+        writers = [m.get("manager") for m in md.get("managedFields") or []
+                   if m.get("manager") == "vmop" and "f:finalizers" in json.dumps(m.get("fieldsV1"))]
+        check(not writers, "vmop wrote the finalizer itself: %r" % writers)
+    finally:
+        delete_and_wait(env, name)
 
 
 def test_delete_check(env):
@@ -574,7 +607,7 @@ def test_delete_check(env):
           "the VM is still in vCenter after the delete")
 
 
-TESTS = [("create", test_create), ("admission", test_admission),
+TESTS = [("create", test_create), ("admission", test_admission), ("ssa", test_server_side_apply),
          ("deletecheck", test_delete_check), ("prereqs", test_prereqs), ("paused", test_paused),
          ("power", test_power), ("storage", test_storage_policy),
          ("delete", test_delete), ("restart", test_restart)]

@@ -3,6 +3,7 @@
  * cloudInit.instanceID = biosUUID, the TrySoft modes, powerState), values the user set are kept,
  * nextRestartTime "now" becomes a timestamp on an update of a powered-on VM, and what is not a
  * create or update of the main resource (status, delete) or does not parse gets no patch; a
+ * create gets the controller's finalizer (not when paused), an update does not; a
  * tenant's own instanceUUID is refused and the operator's may; the validating webhook refuses an
  * imageName change; the conversion handler takes a v1alpha1 VM to v1alpha5 and back. */
 #include <check.h>
@@ -16,17 +17,23 @@
 /* no caches (image lookups find nothing, no binding); vmop's ServiceAccount is privileged */
 static struct adm_vm A = {.priv = {.sa_namespace = "vmop-system", .sa_name = "vmop"}};
 
-static cJSON *vm_json(const char *spec)
+/* A VM named web in namespace default with this spec, and md_extra (",..." members) in metadata. */
+static cJSON *vm_json_md(const char *md_extra, const char *spec)
 {
     char buf[2048];
     cJSON *j;
     snprintf(buf, sizeof(buf),
              "{\"apiVersion\":\"vmoperator.vmware.com/v1alpha5\",\"kind\":\"VirtualMachine\","
-             "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"},\"spec\":%s}",
-             spec);
+             "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"%s},\"spec\":%s}",
+             md_extra, spec);
     j = cJSON_Parse(buf);
     ck_assert_ptr_nonnull(j);
     return j;
+}
+
+static cJSON *vm_json(const char *spec)
+{
+    return vm_json_md("", spec);
 }
 
 /* The patch's value for path, or NULL. */
@@ -238,6 +245,64 @@ START_TEST(no_patch_outside_create_update)
 }
 END_TEST
 
+#define FIN "vmoperator.vmware.com/virtualmachine"
+
+/* 1 when the patch's value at path is an array holding the string want. */
+static int patched_array_has(const struct wh_admission_response *r, const char *path,
+                             const char *want)
+{
+    const cJSON *v = patched(r, path), *it;
+    if (!cJSON_IsArray(v))
+        return 0;
+    cJSON_ArrayForEach(it, v)
+    {
+        if (cJSON_IsString(it) && !strcmp(it->valuestring, want))
+            return 1;
+    }
+    return 0;
+}
+
+/* A create gets the controller's finalizer, so that its first reconcile creates at once; a VM
+ * created paused does not (the controller leaves it alone). */
+START_TEST(create_gets_finalizer)
+{
+    cJSON *obj = vm_json("{\"className\":\"small\",\"imageName\":\"ubuntu\"}");
+    cJSON *paused = vm_json_md(",\"annotations\":{\"vmoperator.vmware.com/paused\":\"\"}",
+                               "{\"className\":\"small\",\"imageName\":\"ubuntu\"}");
+    cJSON *has = vm_json_md(",\"finalizers\":[\"other\",\"" FIN "\"]",
+                            "{\"className\":\"small\",\"imageName\":\"ubuntu\"}");
+    struct wh_admission_response r;
+    run(WH_OP_CREATE, "", obj, NULL, &r);
+    ck_assert(patched_array_has(&r, "/metadata/finalizers", FIN));
+    wh_admission_response_deinit(&r);
+    run(WH_OP_CREATE, "", paused, NULL, &r);
+    ck_assert_ptr_null(patched(&r, "/metadata/finalizers"));
+    wh_admission_response_deinit(&r);
+    run(WH_OP_CREATE, "", has, NULL, &r); /* already there: left as it is */
+    ck_assert_ptr_null(patched(&r, "/metadata/finalizers"));
+    wh_admission_response_deinit(&r);
+    cJSON_Delete(has);
+    cJSON_Delete(paused);
+    cJSON_Delete(obj);
+}
+END_TEST
+
+/* Only a create gets them: an update that lacks the finalizer (a person took it off) is left to
+ * the controller. */
+START_TEST(update_gets_no_finalizer)
+{
+    const char *spec = RESTART_BASE("");
+    cJSON *old = vm_json_md(",\"finalizers\":[\"" FIN "\"]", spec);
+    cJSON *obj = vm_json(spec);
+    struct wh_admission_response r;
+    run(WH_OP_UPDATE, "", obj, old, &r);
+    ck_assert_ptr_null(patched(&r, "/metadata/finalizers"));
+    wh_admission_response_deinit(&r);
+    cJSON_Delete(obj);
+    cJSON_Delete(old);
+}
+END_TEST
+
 /* The conversion handler: a v1alpha1 VM (lower-camel power state) to v1alpha5 and back. */
 START_TEST(convert_v1alpha1)
 {
@@ -276,6 +341,8 @@ int main(void)
     tcase_add_test(tc, no_patch_outside_create_update);
     tcase_add_test(tc, tenant_instance_uuid_refused);
     tcase_add_test(tc, validate_immutable_image);
+    tcase_add_test(tc, create_gets_finalizer);
+    tcase_add_test(tc, update_gets_no_finalizer);
     tcase_add_test(tc, convert_v1alpha1);
     suite_add_tcase(s, tc);
     return vmop_check_run(s);
