@@ -6,6 +6,12 @@
 
 static void drop_waiter(struct pacing *p, const char *key);
 
+/* p->own's values: the resourceVersion of a key's last own write and when it was made */
+struct own_rec {
+    int64_t at_ms;
+    char rv[];
+};
+
 void pacing_init(struct pacing *p, unsigned max_creates, unsigned workers, unsigned pct)
 {
     memset(p, 0, sizeof(*p));
@@ -29,29 +35,51 @@ void pacing_free(struct pacing *p)
     pthread_mutex_destroy(&p->mu);
 }
 
-void pacing_note_own(struct pacing *p, const char *key, const char *rv)
+void pacing_note_own(struct pacing *p, const char *key, const char *rv, int64_t now_ms)
 {
-    char *copy;
+    struct own_rec *rec = NULL;
     if (!key)
         return;
     pthread_mutex_lock(&p->mu);
-    copy = rv && *rv ? strdup(rv) : NULL;
-    if (!copy || vmop_map_put(&p->own, key, copy) != VMOP_OK) {
-        free(copy); /* out of memory: no record, so the event re-queues as before */
+    if (rv && *rv) {
+        size_t n = strlen(rv) + 1;
+        rec = malloc(sizeof(*rec) + n);
+        if (rec) {
+            rec->at_ms = now_ms;
+            memcpy(rec->rv, rv, n);
+        }
+    }
+    if (!rec || vmop_map_put(&p->own, key, rec) != VMOP_OK) {
+        free(rec); /* out of memory: no record, so the event re-queues as before */
         vmop_map_del(&p->own, key);
     }
     pthread_mutex_unlock(&p->mu);
 }
 
+int pacing_own_pending(struct pacing *p, const char *key, const char *cached_rv, int64_t now_ms,
+                       long max_age_ms)
+{
+    const struct own_rec *rec;
+    int pending = 0;
+    if (!key)
+        return 0;
+    pthread_mutex_lock(&p->mu);
+    rec = vmop_map_get(&p->own, key);
+    if (rec && (!cached_rv || strcmp(rec->rv, cached_rv)) && now_ms - rec->at_ms < max_age_ms)
+        pending = 1;
+    pthread_mutex_unlock(&p->mu);
+    return pending;
+}
+
 int pacing_take_own(struct pacing *p, const char *key, const char *rv)
 {
-    const char *mine;
+    const struct own_rec *mine;
     int own = 0;
     if (!key || !rv || !*rv)
         return 0;
     pthread_mutex_lock(&p->mu);
     mine = vmop_map_get(&p->own, key);
-    if (mine && !strcmp(mine, rv)) {
+    if (mine && !strcmp(mine->rv, rv)) {
         own = 1;
         vmop_map_del(&p->own, key);
     }

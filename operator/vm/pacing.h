@@ -7,6 +7,11 @@
  * Invariant: the informer delivers every resourceVersion in order, so a change by anyone else made
  * before vmop's write has its own, earlier event and is queued by it; a later change has a
  * different resourceVersion. At most one resourceVersion is kept per key (the newest write's).
+ * While it is kept, the informer's copy of the object is older than vmop's own last write: a
+ * reconcile that started from it would build the status again from the status before (a second
+ * patch, new lastTransitionTimes); pacing_own_pending() tells it to wait for the event instead.
+ * The record is consulted only for max_age_ms after the write, so an event that never comes (a
+ * watch re-list that skipped it) costs that long at most.
  *
  * Create slots. At most `max` reconciles create a VM in vCenter at once (VM Operator's cap is
  * 80% of its workers), so creates cannot take every worker from VMs that exist. A VM that finds
@@ -22,6 +27,7 @@
 #define VMOP_PACING_H
 
 #include <pthread.h>
+#include <stdint.h>
 
 #include "vmop_err.h"
 #include "vmop_map.h"
@@ -39,8 +45,13 @@ struct pacing {
 /* max_creates 0: pct percent of workers (at least 1). */
 void pacing_init(struct pacing *p, unsigned max_creates, unsigned workers, unsigned pct);
 void pacing_free(struct pacing *p);
-/* Records that this process's write of key produced rv. NULL/empty rv: forgets the key. */
-void pacing_note_own(struct pacing *p, const char *key, const char *rv);
+/* Records that this process's write of key, at now_ms, produced rv. NULL/empty rv: forgets the
+ * key. */
+void pacing_note_own(struct pacing *p, const char *key, const char *rv, int64_t now_ms);
+/* 1 when key's last own write, made less than max_age_ms before now_ms, has not come back through
+ * the informer yet: the cached copy (at cached_rv) is older than it. */
+int pacing_own_pending(struct pacing *p, const char *key, const char *cached_rv, int64_t now_ms,
+                       long max_age_ms);
 /* 1 when rv is the one recorded for key (the record is dropped then); 0 otherwise. */
 int pacing_take_own(struct pacing *p, const char *key, const char *rv);
 /* Drops key's record and its place in the FIFO (the object is gone). */

@@ -125,3 +125,11 @@ long rr_requeue_ms(const struct rr_requeue_facts *f, long wait_delay_ms, long wa
         return f->created ? wait_delay_ms : f->unwatched_ms;
     return 0;
 }
+
+long rr_status_hold_ms(const struct rr_requeue_facts *f, long hold_ms)
+{
+    if (f->created && f->present && f->powered_on && !f->network_disabled && !f->has_ip &&
+        f->feed_live)
+        return hold_ms;
+    return 0;
+}

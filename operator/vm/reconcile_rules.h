@@ -1,7 +1,8 @@
 /* reconcile_rules.h: the decisions of the VM reconcile's steps that need no I/O, so each can be
- * unit tested: which events an apply makes (step_events) and when to look at the VM again
- * (step_requeue). The controller (vm_controller.c) gathers the facts from vmsync's outcome, the
- * resource and the change feed, calls these, and does the I/O (events, the work queue).
+ * unit tested: which events an apply makes (step_events), when to look at the VM again
+ * (step_requeue) and whether a create's status write waits for its IP. The controller
+ * (vm_controller.c) gathers the facts from vmsync's outcome, the resource and the change feed,
+ * calls these, and does the I/O (events, the work queue).
  *
  * Pure: no I/O, no globals; thread-safe. Every string in the facts is borrowed.
  */
@@ -69,5 +70,15 @@ struct rr_requeue_facts {
  * live feed or for a probe: short; no live feed otherwise: unwatched_ms; a VM the live feed does
  * not hold yet: short when just created, else unwatched_ms. */
 long rr_requeue_ms(const struct rr_requeue_facts *f, long wait_delay_ms, long wait_max_ms);
+
+/* Whether the status write of a reconcile that created a VM waits for the VM's IP, and how long
+ * at most (0: write now). It waits when this reconcile created the VM and it is PoweredOn without
+ * an IP yet, an IP is expected (network not disabled) and a live change feed will tell when it
+ * arrives: the reconcile that event starts writes the status once, with the IP, instead of a
+ * write now and another one then. Each status write costs the API server a patch and a conversion
+ * for every other served version's watch cache (docs/performance.md). The reconcile is queued
+ * again after hold_ms, so the status is written then even when no IP comes. Uses only
+ * present, powered_on, network_disabled, has_ip, feed_live and created. */
+long rr_status_hold_ms(const struct rr_requeue_facts *f, long hold_ms);
 
 #endif

@@ -90,6 +90,7 @@ struct vmc {
     struct prober *prober;
     struct ippool_registry *pool; /* static IPv4 reservations of this process */
     unsigned long reconciles, failures, status_patches, creates, deletes; /* atomics */
+    unsigned long status_held, own_waits;                                 /* atomics */
     unsigned long feed_enqueued, drifts;                                  /* atomics */
     unsigned feed_unwatched_endpoints, feed_unwatched_folders; /* atomics: over the limits */
     /* the vCenter change feeds: feed_mu guards feeds[] and the flags below */
@@ -933,6 +934,8 @@ struct kube_informer *vmc_informer(struct vmc *c, const char *resource)
 VMC_ATOMIC(reconciles)
 VMC_ATOMIC(failures)
 VMC_ATOMIC(status_patches)
+VMC_ATOMIC(status_held)
+VMC_ATOMIC(own_waits)
 VMC_ATOMIC(creates)
 VMC_ATOMIC(deletes)
 VMC_ATOMIC(feed_enqueued)
@@ -975,6 +978,12 @@ static const struct metrics_plain vmc_plain[] = {
     {"vmop_vm_reconcile_failures_total",
      "VirtualMachine reconciles that ended in an error (retried with backoff).", read_failures},
     {"vmop_vm_status_patches_total", "VirtualMachine status patches written.", read_status_patches},
+    {"vmop_vm_status_writes_held_total",
+     "Status writes of a create that waited for the VM's IP (one write instead of two).",
+     read_status_held},
+    {"vmop_vm_own_write_waits_total",
+     "Reconciles put off because the cache did not hold vmop's own last status write yet.",
+     read_own_waits},
     {"vmop_vm_creates_total", "VMs created in vCenter.", read_creates},
     {"vmop_vm_deletes_total",
      "VMs of deleted VirtualMachines destroyed in vCenter (or found gone).", read_deletes},
@@ -1281,7 +1290,7 @@ static vmop_rc write_status(struct rctx *r, const struct st_input *in, struct vm
                            NULL, &got, err);
     if (rc == VMOP_OK) {
         __atomic_add_fetch(&r->c->status_patches, 1, __ATOMIC_RELAXED);
-        pacing_note_own(&r->c->pace, r->key, kube_obj_rv(got));
+        pacing_note_own(&r->c->pace, r->key, kube_obj_rv(got), vmop_mono_ms());
     } else if (rc == VMOP_E_NOT_FOUND)
         rc = VMOP_OK; /* deleted meanwhile */
 out:
@@ -2148,28 +2157,46 @@ static vmop_rc finish_status(struct rctx *r, struct pass *p, vmop_rc rc, struct 
     return rc;
 }
 
-/* When to look again: wait (bounded) for what vCenter does on its own, the guest's IP. With a
- * live change feed for this vCenter the IP arrives as an event (guest.ipAddress): no short
- * requeue. */
-static void step_requeue(struct rctx *r, const struct pass *p)
+/* The facts the requeue and status-hold rules read (reconcile_rules.h). */
+static void requeue_facts(struct rctx *r, const struct pass *p, struct rr_requeue_facts *f)
 {
     const struct st_obs *so = &p->so;
-    struct rr_requeue_facts f;
     int live, watching;
 
     feed_state(r->c, r->endpoint ? r->endpoint->name : NULL, so->present ? so->unique_id : NULL,
                &live, &watching);
-    memset(&f, 0, sizeof(f));
-    f.present = so->present;
-    f.powered_on = so->power == API_POWER_ON;
-    f.network_disabled = r->vm->network_disabled;
-    f.has_ip = so->primary_ip4 && *so->primary_ip4;
-    f.probe_pending = p->si.probe == ST_PROBE_NOT_READY || p->si.probe == ST_PROBE_UNKNOWN;
-    f.feed_live = live;
-    f.feed_holds_vm = watching || !so->unique_id;
-    f.created = p->out.created;
-    f.unwatched_ms = unwatched_requeue_ms(p->obj);
+    memset(f, 0, sizeof(*f));
+    f->present = so->present;
+    f->powered_on = so->power == API_POWER_ON;
+    f->network_disabled = r->vm->network_disabled;
+    f->has_ip = so->primary_ip4 && *so->primary_ip4;
+    f->probe_pending = p->si.probe == ST_PROBE_NOT_READY || p->si.probe == ST_PROBE_UNKNOWN;
+    f->feed_live = live;
+    f->feed_holds_vm = watching || !so->unique_id;
+    f->created = p->out.created;
+    f->unwatched_ms = unwatched_requeue_ms(p->obj);
+}
+
+/* When to look again: wait (bounded) for what vCenter does on its own, the guest's IP. With a
+ * live change feed for this vCenter the IP arrives as an event (guest.ipAddress): no short
+ * requeue. A status write held for the IP (hold_ms > 0) is written by then at the latest. */
+static void step_requeue(struct rctx *r, const struct pass *p, long hold_ms)
+{
+    struct rr_requeue_facts f;
+    requeue_facts(r, p, &f);
     r->requeue_ms = rr_requeue_ms(&f, VMC_WAIT_DELAY_MS, VMC_WAIT_MAX_MS);
+    if (hold_ms > 0 && (r->requeue_ms <= 0 || r->requeue_ms > hold_ms))
+        r->requeue_ms = hold_ms;
+}
+
+/* How long this pass's status write waits for the IP of the VM it created (0: none). */
+static long status_hold_ms(struct rctx *r, const struct pass *p)
+{
+    struct rr_requeue_facts f;
+    if (p->si.kind != ST_SYNCED)
+        return 0;
+    requeue_facts(r, p, &f);
+    return rr_status_hold_ms(&f, VMC_STATUS_HOLD_MS);
 }
 
 static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
@@ -2179,12 +2206,20 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
     };
     struct pass p;
     int stop = 0;
+    long held_ms = 0;
     vmop_rc rc;
 
     memset(&p, 0, sizeof(p));
     p.obj = hold(r, kube_informer_get(r->c->inf[I_VM].inf, r->key));
     if (!p.obj)
         return VMOP_OK; /* deleted */
+    if (pacing_own_pending(&r->c->pace, r->key, kube_obj_rv(p.obj), vmop_mono_ms(),
+                           VMC_OWN_WRITE_WAIT_MS)) {
+        /* the cache is older than this process's last status write (pacing.h): in a moment */
+        __atomic_add_fetch(&r->c->own_waits, 1, __ATOMIC_RELAXED);
+        r->requeue_ms = VMC_OWN_WRITE_RETRY_MS;
+        return VMOP_OK;
+    }
     rc = api_vm_parse(p.obj, &r->vm, err);
     if (rc != VMOP_OK)
         return rc;
@@ -2199,6 +2234,11 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
     if (rc == VMOP_OK && !stop) {
         p.si.kind = ST_SYNCED;
         p.write = 1;
+        held_ms = status_hold_ms(r, &p);
+    }
+    if (held_ms > 0) {
+        p.write = 0; /* the IP's event, or the requeue after hold ms, writes it (step_requeue) */
+        __atomic_add_fetch(&r->c->status_held, 1, __ATOMIC_RELAXED);
     }
     if (p.write)
         rc = finish_status(r, &p, rc, err);
@@ -2209,7 +2249,7 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
         !p.res.desired.class_held)
         rc = record_resized_class(r, err);
     if (rc == VMOP_OK && !stop)
-        step_requeue(r, &p);
+        step_requeue(r, &p, held_ms);
     vs_outcome_free(&p.out);
     rs_result_free(&p.res);
     return rc;

@@ -32,6 +32,9 @@
 #define VMC_WAIT_DELAY_MS      3000  /* requeue while waiting for create / an IP */
 #define VMC_WAIT_MAX_MS        10000 /* the longest such requeue */
 #define VMC_CREATE_WAIT_MS     1000  /* a busy create slot, when the wait line is out of memory */
+#define VMC_OWN_WRITE_WAIT_MS  1000  /* a reconcile waits this long at most for its own write */
+#define VMC_OWN_WRITE_RETRY_MS 20    /* and looks again this often meanwhile */
+#define VMC_STATUS_HOLD_MS     3000 /* a create's status write waits this long for the IP, at most */
 /* A change the feed hears is reconciled this long after it. The feed itself gathers a burst's
  * changes (vcfeed_opts.coalesce_ms); this delay is what lets a pass that read the VM after the
  * change drop the wake-up (kube_queue_cancel_after) instead of running again at once. */

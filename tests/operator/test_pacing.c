@@ -12,25 +12,45 @@ START_TEST(own_write_matches_once)
     struct pacing p;
     pacing_init(&p, 0, 8, 80);
     ck_assert_int_eq(pacing_take_own(&p, "ns/a", "10"), 0); /* nothing written */
-    pacing_note_own(&p, "ns/a", "10");
+    pacing_note_own(&p, "ns/a", "10", 0);
     ck_assert_int_eq(pacing_take_own(&p, "ns/b", "10"), 0); /* another key */
     ck_assert_int_eq(pacing_take_own(&p, "ns/a", "9"), 0);  /* an earlier change (someone else) */
     ck_assert_int_eq(pacing_take_own(&p, "ns/a", "10"), 1); /* the own write's event */
     ck_assert_int_eq(pacing_take_own(&p, "ns/a", "10"), 0); /* forgotten once matched */
     /* only the newest write counts */
-    pacing_note_own(&p, "ns/a", "11");
-    pacing_note_own(&p, "ns/a", "12");
+    pacing_note_own(&p, "ns/a", "11", 0);
+    pacing_note_own(&p, "ns/a", "12", 0);
     ck_assert_int_eq(pacing_take_own(&p, "ns/a", "11"), 0);
     ck_assert_int_eq(pacing_take_own(&p, "ns/a", "12"), 1);
     /* no resourceVersion, or the object gone: no record */
-    pacing_note_own(&p, "ns/a", "13");
-    pacing_note_own(&p, "ns/a", NULL);
+    pacing_note_own(&p, "ns/a", "13", 0);
+    pacing_note_own(&p, "ns/a", NULL, 0);
     ck_assert_int_eq(pacing_take_own(&p, "ns/a", "13"), 0);
-    pacing_note_own(&p, "ns/a", "14");
+    pacing_note_own(&p, "ns/a", "14", 0);
     pacing_forget(&p, "ns/a");
     ck_assert_int_eq(pacing_take_own(&p, "ns/a", "14"), 0);
     ck_assert_int_eq(pacing_take_own(&p, "ns/a", ""), 0);
     ck_assert_int_eq(pacing_take_own(&p, NULL, "14"), 0);
+    pacing_free(&p);
+}
+END_TEST
+
+START_TEST(own_write_pending)
+{
+    struct pacing p;
+    pacing_init(&p, 0, 8, 80);
+    ck_assert_int_eq(pacing_own_pending(&p, "ns/a", "9", 1000, 1000), 0); /* nothing written */
+    pacing_note_own(&p, "ns/a", "10", 1000);
+    ck_assert_int_eq(pacing_own_pending(&p, "ns/a", "9", 1500, 1000), 1); /* cache before it */
+    ck_assert_int_eq(pacing_own_pending(&p, "ns/a", NULL, 1500, 1000), 1);
+    ck_assert_int_eq(pacing_own_pending(&p, "ns/b", "9", 1500, 1000), 0);  /* another key */
+    ck_assert_int_eq(pacing_own_pending(&p, "ns/a", "10", 1500, 1000), 0); /* cache has it */
+    ck_assert_int_eq(pacing_own_pending(&p, "ns/a", "9", 2000, 1000), 0);  /* too old: no event */
+    ck_assert_int_eq(pacing_take_own(&p, "ns/a", "10"), 1);
+    ck_assert_int_eq(pacing_own_pending(&p, "ns/a", "9", 1500, 1000), 0); /* its event came */
+    pacing_note_own(&p, "ns/a", "11", 1000);
+    pacing_forget(&p, "ns/a");
+    ck_assert_int_eq(pacing_own_pending(&p, "ns/a", "9", 1500, 1000), 0);
     pacing_free(&p);
 }
 END_TEST
@@ -164,6 +184,7 @@ int main(void)
     Suite *s = suite_create("pacing");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, own_write_matches_once);
+    tcase_add_test(tc, own_write_pending);
     tcase_add_test(tc, create_slots_default_and_bound);
     tcase_add_test(tc, waiters_in_line);
     tcase_add_test(tc, create_slots_under_threads);

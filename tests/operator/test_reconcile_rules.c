@@ -201,6 +201,31 @@ START_TEST(requeue_rule)
 }
 END_TEST
 
+START_TEST(status_hold_rule)
+{
+    struct rr_requeue_facts q = {
+        .present = 1, .powered_on = 1, .feed_live = 1, .created = 1, .unwatched_ms = 40000};
+    ck_assert_int_eq(rr_status_hold_ms(&q, 1000), 1000); /* created, on, no IP yet: wait */
+    q.has_ip = 1;
+    ck_assert_int_eq(rr_status_hold_ms(&q, 1000), 0); /* the IP is there: write it now */
+    q.has_ip = 0;
+    q.created = 0;
+    ck_assert_int_eq(rr_status_hold_ms(&q, 1000), 0); /* a later pass never waits again */
+    q.created = 1;
+    q.feed_live = 0;
+    ck_assert_int_eq(rr_status_hold_ms(&q, 1000), 0); /* nothing would tell when the IP comes */
+    q.feed_live = 1;
+    q.network_disabled = 1;
+    ck_assert_int_eq(rr_status_hold_ms(&q, 1000), 0); /* no IP to wait for */
+    q.network_disabled = 0;
+    q.powered_on = 0;
+    ck_assert_int_eq(rr_status_hold_ms(&q, 1000), 0); /* created powered off */
+    q.powered_on = 1;
+    q.present = 0;
+    ck_assert_int_eq(rr_status_hold_ms(&q, 1000), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("reconcile_rules");
@@ -216,6 +241,7 @@ int main(void)
     tcase_add_test(tc, failure_reasons);
     tcase_add_test(tc, events_bounded);
     tcase_add_test(tc, requeue_rule);
+    tcase_add_test(tc, status_hold_rule);
     suite_add_tcase(s, tc);
     return vmop_check_run(s);
 }
