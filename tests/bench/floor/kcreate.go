@@ -127,12 +127,5 @@ func runKCreate() {
 	out := map[string]any{"n": len(objs), "rate": *flagRate, "posted": len(posted), "errors": errs, "posted_ms": posted,
 		"post_p50_ms": round(quantile(postMS, 0.5), 1), "post_p99_ms": round(quantile(postMS, 0.99), 1),
 		"span_s": round(time.Since(start).Seconds(), 3)}
-	if len(samples) > 0 {
-		out["error_samples"] = samples
-	}
-	b, _ := json.Marshal(out)
-	fmt.Println(string(b))
-	if errs > 0 {
-		os.Exit(2)
-	}
+	emitResult(out, errs, samples)
 }

@@ -1031,6 +1031,12 @@ func main() {
 		logf("delete: %d VMs in %.1f s, %d SOAP calls, %d errors", len(r.vmTimes), d.Seconds(), calls, r.errors)
 	}
 	out["errors"] = errs
+	emitResult(out, errs, samples)
+}
+
+// emitResult prints a phase's result as one JSON line, with the error samples if any, and exits 2
+// when there were errors (what the benchmark scripts check).
+func emitResult(out map[string]any, errs int, samples []string) {
 	if len(samples) > 0 {
 		out["error_samples"] = samples
 	}
