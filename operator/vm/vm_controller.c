@@ -2180,23 +2180,11 @@ static void requeue_facts(struct rctx *r, const struct pass *p, struct rr_requeu
 /* When to look again: wait (bounded) for what vCenter does on its own, the guest's IP. With a
  * live change feed for this vCenter the IP arrives as an event (guest.ipAddress): no short
  * requeue. A status write held for the IP (hold_ms > 0) is written by then at the latest. */
-static void step_requeue(struct rctx *r, const struct pass *p, long hold_ms)
+static void step_requeue(struct rctx *r, const struct rr_requeue_facts *f, long hold_ms)
 {
-    struct rr_requeue_facts f;
-    requeue_facts(r, p, &f);
-    r->requeue_ms = rr_requeue_ms(&f, VMC_WAIT_DELAY_MS, VMC_WAIT_MAX_MS);
+    r->requeue_ms = rr_requeue_ms(f, VMC_WAIT_DELAY_MS, VMC_WAIT_MAX_MS);
     if (hold_ms > 0 && (r->requeue_ms <= 0 || r->requeue_ms > hold_ms))
         r->requeue_ms = hold_ms;
-}
-
-/* How long this pass's status write waits for the IP of the VM it created (0: none). */
-static long status_hold_ms(struct rctx *r, const struct pass *p)
-{
-    struct rr_requeue_facts f;
-    if (p->si.kind != ST_SYNCED)
-        return 0;
-    requeue_facts(r, p, &f);
-    return rr_status_hold_ms(&f, VMC_STATUS_HOLD_MS);
 }
 
 static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
@@ -2205,6 +2193,7 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
         step_pools, step_resolve, step_connect, step_apply, step_events,
     };
     struct pass p;
+    struct rr_requeue_facts facts = {0}; /* set when the steps went through */
     int stop = 0;
     long held_ms = 0;
     vmop_rc rc;
@@ -2234,7 +2223,8 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
     if (rc == VMOP_OK && !stop) {
         p.si.kind = ST_SYNCED;
         p.write = 1;
-        held_ms = status_hold_ms(r, &p);
+        requeue_facts(r, &p, &facts);
+        held_ms = rr_status_hold_ms(&facts, VMC_STATUS_HOLD_MS);
     }
     if (held_ms > 0) {
         p.write = 0; /* the IP's event, or the requeue after hold ms, writes it (step_requeue) */
@@ -2249,7 +2239,7 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
         !p.res.desired.class_held)
         rc = record_resized_class(r, err);
     if (rc == VMOP_OK && !stop)
-        step_requeue(r, &p, held_ms);
+        step_requeue(r, &facts, held_ms);
     vs_outcome_free(&p.out);
     rs_result_free(&p.res);
     return rc;
