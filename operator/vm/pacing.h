@@ -11,7 +11,11 @@
  * reconcile that started from it would build the status again from the status before (a second
  * patch, new lastTransitionTimes); pacing_own_pending() tells it to wait for the event instead.
  * The record is consulted only for max_age_ms after the write, so an event that never comes (a
- * watch re-list that skipped it) costs that long at most.
+ * watch re-list that skipped it) costs that long at most. The write's event can also come before
+ * the write's response (the watch is faster than the PATCH's reply): take_own then finds no record
+ * and the record made after it stays. So a cached copy whose resourceVersion is a larger etcd
+ * revision than the write's is past the write, not older (revisions of one object only grow), and
+ * drops the record; resourceVersions that are not decimal revisions are compared for equality only.
  *
  * Create slots. At most `max` reconciles create a VM in vCenter at once (VM Operator's cap is
  * 80% of its workers), so creates cannot take every worker from VMs that exist. A VM that finds

@@ -51,6 +51,16 @@ START_TEST(own_write_pending)
     pacing_note_own(&p, "ns/a", "11", 1000);
     pacing_forget(&p, "ns/a");
     ck_assert_int_eq(pacing_own_pending(&p, "ns/a", "9", 1500, 1000), 0);
+    /* the write's event came before its response: a later change (rv 12) is past the write */
+    pacing_note_own(&p, "ns/a", "11", 1000);
+    ck_assert_int_eq(pacing_own_pending(&p, "ns/a", "12", 1100, 1000), 0);
+    ck_assert_int_eq(pacing_take_own(&p, "ns/a", "11"), 0); /* and the record is gone */
+    pacing_note_own(&p, "ns/a", "100", 1000); /* revisions, not strings: 99 is before 100 */
+    ck_assert_int_eq(pacing_own_pending(&p, "ns/a", "99", 1100, 1000), 1);
+    /* resourceVersions that are not revisions: equality only, so the wait is bounded by age */
+    pacing_note_own(&p, "ns/a", "x11", 1000);
+    ck_assert_int_eq(pacing_own_pending(&p, "ns/a", "x12", 1100, 1000), 1);
+    ck_assert_int_eq(pacing_own_pending(&p, "ns/a", "x11", 1100, 1000), 0);
     pacing_free(&p);
 }
 END_TEST
