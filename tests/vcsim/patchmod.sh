@@ -1,10 +1,12 @@
 #!/bin/sh
 # patchmod.sh SRCDIR OUTDIR GO: prepares OUTDIR/vcsim.mod (+ vcsim.sum) for `go build -modfile`: this
 # directory's go.mod with govmomi replaced by OUTDIR/govmomi, a tree of symlinks into the pinned module
-# in the module cache where only two simulator files are real, patched copies (README.md, "Changes
+# in the module cache where only three simulator files are real, patched copies (README.md, "Changes
 # from 0.24"): simulator/property_filter.go with property_filter.patch, a lock-order fix for a simulator
-# deadlock (govmomi PR #4109), and simulator/property_collector.go with property_collector.patch, one
-# full collect per WaitForUpdatesEx tick instead of one per update (the change feed was quadratic).
+# deadlock (govmomi PR #4109), simulator/property_collector.go with property_collector.patch, one
+# full collect per WaitForUpdatesEx tick instead of one per update (the change feed was quadratic), and
+# simulator/virtual_machine.go with virtual_machine.patch, a clone that keeps its clone spec's
+# managedBy, as vCenter does.
 # The module cache stays untouched, and go.sum still pins what is downloaded. Test infrastructure only.
 # Fails loudly when a patch no longer applies (after a govmomi bump): check whether the new release
 # has the fix and then drop that patch, or refresh it.
@@ -23,7 +25,7 @@ rm -rf "$out/govmomi"
 cp -rs "$dir" "$out/govmomi"
 find "$out/govmomi" -type d -exec chmod u+w {} +
 # each patch NAME.patch replaces simulator/NAME.go with a patched real file
-for name in property_filter property_collector; do
+for name in property_filter property_collector virtual_machine; do
     f="$out/govmomi/simulator/$name.go"
     rm -f "$f"
     cp "$dir/simulator/$name.go" "$f"
@@ -35,7 +37,7 @@ for name in property_filter property_collector; do
 done
 {
     cat "$src/go.mod"
-    printf '\n// Added by patchmod.sh: the pinned module plus property_filter.patch and property_collector.patch.\n'
+    printf '\n// Added by patchmod.sh: the pinned module plus property_filter.patch, property_collector.patch and virtual_machine.patch.\n'
     printf 'replace github.com/vmware/govmomi => %s\n' "$out/govmomi"
 } > "$out/vcsim.mod.tmp"
 cp "$src/go.sum" "$out/vcsim.sum"
