@@ -12,6 +12,12 @@ int64_t vmop_mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void vmop_mono_timespec(int64_t at_mono_ms, struct timespec *ret)
+{
+    ret->tv_sec = (time_t)(at_mono_ms / 1000);
+    ret->tv_nsec = (long)(at_mono_ms % 1000) * 1000000L;
+}
+
 int64_t vmop_wall_us(void)
 {
     struct timespec ts;

@@ -6,8 +6,12 @@
 #define VMOP_CLOCK_H
 
 #include <stdint.h>
+#include <time.h>
 
 int64_t vmop_mono_ms(void); /* CLOCK_MONOTONIC in ms */
+/* at_mono_ms (a vmop_mono_ms() time) as the absolute timespec pthread_cond_timedwait takes for a
+ * condition variable on CLOCK_MONOTONIC. */
+void vmop_mono_timespec(int64_t at_mono_ms, struct timespec *ret);
 int64_t vmop_wall_us(void); /* CLOCK_REALTIME in µs since the epoch */
 
 /* Sleeps up to ms, in slices of at most 20 ms, returning early once *stop (read atomically; may

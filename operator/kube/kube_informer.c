@@ -27,6 +27,7 @@
 #include <zlib.h>
 
 #include "kube_util.h"
+#include "vmop_rv.h"
 
 struct kube_obj {
     int refs;    /* atomic */
@@ -569,7 +570,7 @@ static int on_event(void *ud, enum kube_event_type type, cJSON *obj)
         }
     } else {
         const char *cur_rv = cached_rv(inf, key);
-        int cmp = cur_rv ? kube_rv_cmp(rv, cur_rv) : 1;
+        int cmp = cur_rv ? vmop_rv_cmp(rv, cur_rv) : 1;
         set_last_rv(inf, rv);
         if (cur_rv && (cmp == 0 || cmp == -1))
             cJSON_Delete(obj); /* already seen (replayed after a reconnect) */
@@ -610,7 +611,7 @@ static vmop_rc relist(struct kube_informer *inf, struct vmop_err *err)
             goto out;
         }
         const char *cur_rv = cached_rv(inf, key);
-        if (cur_rv && kube_rv_cmp(kube_obj_rv(it), cur_rv) == 0)
+        if (cur_rv && vmop_rv_cmp(kube_obj_rv(it), cur_rv) == 0)
             cJSON_Delete(it);
         else
             upsert_dispatch(inf, it, key);

@@ -14,8 +14,5 @@ const char *kube_obj_namespace(const cJSON *obj);
 const char *kube_obj_name(const cJSON *obj);
 const char *kube_obj_rv(const cJSON *obj);
 const char *kube_obj_uid(const cJSON *obj);
-/* Compares two resourceVersions: numerically when both are decimal, else -2 when unequal
- * (unordered), 0 when equal. Returns -1, 0, 1 or -2. */
-int kube_rv_cmp(const char *a, const char *b);
 
 #endif

@@ -346,12 +346,6 @@ unsigned kube_queue_num_requeues(struct kube_queue *q, const char *key)
 
 /* ---- get / done ---- */
 
-static void deadline_ts(int64_t at_mono_ms, struct timespec *ts)
-{
-    ts->tv_sec = at_mono_ms / 1000;
-    ts->tv_nsec = (long)(at_mono_ms % 1000) * 1000000L;
-}
-
 vmop_rc kube_queue_get(struct kube_queue *q, long timeout_ms, char **ret_key)
 {
     vmop_rc rc = VMOP_OK;
@@ -393,7 +387,7 @@ vmop_rc kube_queue_get(struct kube_queue *q, long timeout_ms, char **ret_key)
             pthread_cond_wait(&q->cond, &q->lock);
         } else {
             struct timespec ts;
-            deadline_ts(wake, &ts);
+            vmop_mono_timespec(wake, &ts);
             pthread_cond_timedwait(&q->cond, &q->lock, &ts);
         }
     }
@@ -533,7 +527,7 @@ vmop_rc kube_workers_stop(struct kube_workers *w, long drain_ms, struct vmop_err
             break;
         }
         struct timespec ts;
-        deadline_ts(deadline, &ts);
+        vmop_mono_timespec(deadline, &ts);
         pthread_cond_timedwait(&q->cond, &q->lock, &ts);
     }
     pthread_mutex_unlock(&q->lock);

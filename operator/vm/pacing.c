@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmop_rv.h"
+
 static void drop_waiter(struct pacing *p, const char *key);
 
 /* p->own's values: the resourceVersion of a key's last own write and when it was made */
@@ -56,35 +58,17 @@ void pacing_note_own(struct pacing *p, const char *key, const char *rv, int64_t 
     pthread_mutex_unlock(&p->mu);
 }
 
-/* rv as the decimal etcd revision it is on every etcd-backed API server; 0 when it is not one
- * (empty, not all digits, too long): such a resourceVersion is only ever compared for equality. */
-static unsigned long long rv_revision(const char *rv)
-{
-    unsigned long long v = 0;
-    if (!rv || !*rv || strlen(rv) > 19)
-        return 0;
-    for (; *rv; rv++) {
-        if (*rv < '0' || *rv > '9')
-            return 0;
-        v = v * 10 + (unsigned long long)(*rv - '0');
-    }
-    return v;
-}
-
 int pacing_own_pending(struct pacing *p, const char *key, const char *cached_rv, int64_t now_ms,
                        long max_age_ms)
 {
     const struct own_rec *rec;
-    unsigned long long mine, cached;
     int pending = 0;
     if (!key)
         return 0;
     pthread_mutex_lock(&p->mu);
     rec = vmop_map_get(&p->own, key);
     if (rec && (!cached_rv || strcmp(rec->rv, cached_rv)) && now_ms - rec->at_ms < max_age_ms) {
-        mine = rv_revision(rec->rv);
-        cached = rv_revision(cached_rv);
-        if (mine && cached > mine)
+        if (vmop_rv_cmp(cached_rv, rec->rv) == 1)
             vmop_map_del(&p->own, key); /* the cache is past the write: its event came first */
         else
             pending = 1;

@@ -10,6 +10,7 @@
 #include "vmop_clock.h"
 #include "vmop_err.h"
 #include "vmop_map.h"
+#include "vmop_rv.h"
 
 START_TEST(first_error_sticks)
 {
@@ -104,6 +105,35 @@ START_TEST(base64_vectors_and_modes)
 }
 END_TEST
 
+START_TEST(resource_versions)
+{
+    ck_assert_int_eq(vmop_rv_cmp("9", "10"), -1); /* revisions: numbers, not strings */
+    ck_assert_int_eq(vmop_rv_cmp("10", "9"), 1);
+    ck_assert_int_eq(vmop_rv_cmp("10", "10"), 0);
+    ck_assert_int_eq(vmop_rv_cmp("abc", "abd"), -2); /* not revisions: unordered */
+    ck_assert_int_eq(vmop_rv_cmp("abc", "abc"), 0);
+    ck_assert_int_eq(vmop_rv_cmp("12", "x11"), -2);
+    ck_assert_int_eq(vmop_rv_cmp("", ""), 0);
+    ck_assert_int_eq(vmop_rv_cmp("", "1"), -2);
+    ck_assert_int_eq(vmop_rv_cmp("12345678901234567890", "1"), -2); /* over 19 digits */
+    ck_assert_int_eq(vmop_rv_cmp(NULL, NULL), 0);
+    ck_assert_int_eq(vmop_rv_cmp(NULL, "1"), -2);
+    ck_assert_int_eq(vmop_rv_cmp("1", NULL), -2);
+}
+END_TEST
+
+START_TEST(mono_timespec)
+{
+    struct timespec ts;
+    vmop_mono_timespec(12345, &ts);
+    ck_assert_int_eq((long)ts.tv_sec, 12);
+    ck_assert_int_eq(ts.tv_nsec, 345000000L);
+    vmop_mono_timespec(0, &ts);
+    ck_assert_int_eq((long)ts.tv_sec, 0);
+    ck_assert_int_eq(ts.tv_nsec, 0);
+}
+END_TEST
+
 START_TEST(map_and_clock)
 {
     struct vmop_map m;
@@ -143,6 +173,8 @@ int main(void)
     tcase_add_test(tc, vbuf_xml_escaping);
     tcase_add_test(tc, base64_vectors_and_modes);
     tcase_add_test(tc, map_and_clock);
+    tcase_add_test(tc, resource_versions);
+    tcase_add_test(tc, mono_timespec);
     suite_add_tcase(s, tc);
     return vmop_check_run(s);
 }
