@@ -34,7 +34,9 @@ struct kube_queue {
     /* all guarded by lock */
     char **fifo; /* ring of ready keys (owned) */
     size_t head, len, cap;
-    struct vmop_map dirty;      /* keys wanting processing (value unused) */
+    /* keys wanting processing -> (int64_t *) when the latest delayed add that made or kept it so
+     * was asked for (not when it came due); INT64_MAX once a direct add did (owned) */
+    struct vmop_map dirty;
     struct vmop_map processing; /* keys a worker holds */
     struct vmop_map waiting;    /* key -> (struct wakeup *) its pending wake-up (owned) */
     struct delayed *heap;
@@ -75,7 +77,7 @@ vmop_rc kube_queue_new(const struct kube_queue_opts *o, struct kube_queue **ret_
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&q->cond, &ca);
     pthread_condattr_destroy(&ca);
-    vmop_map_init(&q->dirty, NULL);
+    vmop_map_init(&q->dirty, free);
     vmop_map_init(&q->processing, NULL);
     vmop_map_init(&q->waiting, free);
     vmop_map_init(&q->failures, free);
@@ -141,12 +143,26 @@ static char *fifo_pop_locked(struct kube_queue *q)
     return k;
 }
 
-static vmop_rc add_locked(struct kube_queue *q, const char *key)
+/* asked_ms: when a delayed add was asked for; INT64_MAX for a direct add, which
+ * kube_queue_cancel_after never supersedes (an informer's event may be what the pass did not see)
+ */
+static vmop_rc add_locked(struct kube_queue *q, const char *key, int64_t asked_ms)
 {
-    if (q->shutting_down || vmop_map_has(&q->dirty, key))
+    int64_t *asked;
+    if (q->shutting_down)
         return VMOP_OK;
-    if (vmop_map_put(&q->dirty, key, NULL))
+    if ((asked = vmop_map_get(&q->dirty, key)) != NULL) {
+        if (asked_ms > *asked)
+            *asked = asked_ms;
+        return VMOP_OK;
+    }
+    if (!(asked = malloc(sizeof(*asked))))
         return VMOP_E_NOMEM;
+    *asked = asked_ms;
+    if (vmop_map_put(&q->dirty, key, asked)) {
+        free(asked);
+        return VMOP_E_NOMEM;
+    }
     if (vmop_map_has(&q->processing, key))
         return VMOP_OK; /* handed out again by done() */
     vmop_rc rc = fifo_push_locked(q, key);
@@ -163,7 +179,7 @@ vmop_rc kube_queue_add(struct kube_queue *q, const char *key)
     if (!key_ok(key))
         return VMOP_E_INVALID;
     pthread_mutex_lock(&q->lock);
-    vmop_rc rc = add_locked(q, key);
+    vmop_rc rc = add_locked(q, key, INT64_MAX);
     pthread_mutex_unlock(&q->lock);
     return rc;
 }
@@ -228,8 +244,9 @@ static int64_t promote_due_locked(struct kube_queue *q)
         struct delayed d = heap_pop_locked(q);
         const struct wakeup *w = vmop_map_get(&q->waiting, d.key);
         if (w && w->at_ms == d.at_ms) { /* else a stale entry */
+            int64_t asked = w->asked_ms;
             vmop_map_del(&q->waiting, d.key);
-            (void)add_locked(q, d.key);
+            (void)add_locked(q, d.key, asked);
         }
         free(d.key);
     }
@@ -282,6 +299,12 @@ void kube_queue_cancel_after(struct kube_queue *q, const char *key, int64_t aske
     w = vmop_map_get(&q->waiting, key);
     if (w && w->asked_ms < asked_before_ms)
         vmop_map_del(&q->waiting, key); /* its heap entry is stale now (lazy deletion) */
+    if (vmop_map_has(&q->processing, key)) {
+        /* a wake-up that came due while the key was being processed: the same rule */
+        const int64_t *asked = vmop_map_get(&q->dirty, key);
+        if (asked && *asked < asked_before_ms)
+            vmop_map_del(&q->dirty, key);
+    }
     pthread_mutex_unlock(&q->lock);
 }
 

@@ -48,10 +48,12 @@ void kube_queue_free(struct kube_queue *q);
 vmop_rc kube_queue_add(struct kube_queue *q, const char *key);
 vmop_rc kube_queue_add_after(struct kube_queue *q, const char *key, long delay_ms);
 /* Drops key's pending delayed add when every add_after merged into it was asked before
- * asked_before_ms (vmop_mono_ms() clock); a key that is ready, or being processed and dirty, is
- * still handed out. For a controller whose successful pass decides when to look again and has
- * seen everything up to that time: the wake-ups asked for earlier are superseded, those asked
- * for since are kept. */
+ * asked_before_ms (vmop_mono_ms() clock), and, for a key being processed, its pending re-run when
+ * only delayed adds that came due are behind it and each was asked before then (a direct
+ * kube_queue_add is never dropped); a key that is ready (not being processed) is still handed
+ * out. For a
+ * controller whose successful pass decides when to look again and has seen everything up to
+ * that time: the wake-ups asked for earlier are superseded, those asked for since are kept. */
 void kube_queue_cancel_after(struct kube_queue *q, const char *key, int64_t asked_before_ms);
 /* add_after(key, kube_queue_when(q, key)). */
 vmop_rc kube_queue_add_rate_limited(struct kube_queue *q, const char *key);

@@ -169,6 +169,44 @@ START_TEST(delays)
         ck_assert_uint_eq(kube_queue_delayed_len(q), 1);
         take(q, "m");
     }
+    /* a wake-up that came due while the key was being processed: dropped by a cancel past the
+     * time it was asked for; a direct add while processing is never dropped */
+    {
+        char *p = NULL, *none = NULL;
+        int64_t t;
+        ck_assert_int_eq(kube_queue_add(q, "p"), VMOP_OK);
+        p = get_now(q);
+        ck_assert_int_eq(kube_queue_add_after(q, "p", 5), VMOP_OK);
+        ck_assert_int_eq(kube_queue_get(q, 60, &none), VMOP_E_TIMEOUT); /* came due: p re-runs */
+        ck_assert_uint_eq(kube_queue_delayed_len(q), 0);
+        t = vmop_mono_ms() + 1;
+        kube_queue_cancel_after(q, "p", t); /* the pass saw everything up to t */
+        kube_queue_done(q, p);
+        free(p);
+        ck_assert_int_eq(kube_queue_get(q, 60, &none), VMOP_E_TIMEOUT); /* not again */
+        /* the same with a direct add behind the re-run as well: kept */
+        ck_assert_int_eq(kube_queue_add(q, "p"), VMOP_OK);
+        p = get_now(q);
+        ck_assert_int_eq(kube_queue_add_after(q, "p", 5), VMOP_OK);
+        ck_assert_int_eq(kube_queue_add(q, "p"), VMOP_OK); /* an informer's event */
+        ck_assert_int_eq(kube_queue_get(q, 60, &none), VMOP_E_TIMEOUT);
+        kube_queue_cancel_after(q, "p", vmop_mono_ms() + 1);
+        kube_queue_done(q, p);
+        free(p);
+        take(q, "p");
+        /* a wake-up asked for after the cancel's time: kept */
+        ck_assert_int_eq(kube_queue_add(q, "p"), VMOP_OK);
+        p = get_now(q);
+        t = vmop_mono_ms();
+        while (vmop_mono_ms() < t + 2)
+            ; /* the clock moves on */
+        ck_assert_int_eq(kube_queue_add_after(q, "p", 5), VMOP_OK);
+        ck_assert_int_eq(kube_queue_get(q, 60, &none), VMOP_E_TIMEOUT);
+        kube_queue_cancel_after(q, "p", t);
+        kube_queue_done(q, p);
+        free(p);
+        take(q, "p");
+    }
     /* a delay asked for after the cancel still works */
     kube_queue_cancel_after(q, "c", vmop_mono_ms() + 1);
     ck_assert_int_eq(kube_queue_add_after(q, "c", 20), VMOP_OK);
