@@ -477,6 +477,7 @@ struct vcfeed {
     size_t n_match;
     vcfeed_map_fn map;
     vcfeed_enqueue_fn enqueue;
+    vcfeed_enqueue_fn enqueue_expected; /* NULL: enqueue */
     void *user;
     int max_wait_s;
     long backoff_initial_ms, backoff_max_ms;
@@ -502,6 +503,13 @@ struct vcfeed {
     uint64_t seq;
     uint64_t drop_seq; /* seq at the last seen_drop (a watch went, not a VM) */
     pthread_cond_t seen_cv;
+    /* Also under seen_mu: the news callers expect (vcfeed_expect), moref value -> struct expect
+     * (owned). Few entries (VMs whose news a reconcile waits for), so it is walked freely; a VM no
+     * watch holds yet (just created) may be in it: its entry into the feed is the news. */
+    struct vmop_map expects;
+    /* Under lock: bumped by vcfeed_expect, so that a worker in its coalescing pause looks again at
+     * how long to pause (f->cond is broadcast with it). */
+    uint64_t expect_gen;
     int refs; /* atomic: vcfeed_new's reference plus vcfeed_hold's; the last release frees */
 };
 
@@ -513,6 +521,68 @@ struct seen_vm {
     uint64_t match;             /* vcfeed_cache_match() after the last update heard */
     int match_known;            /* 0: match is not set (a match path not heard, or unset) */
 };
+
+/* What f->expects holds per VM: news of it at f->props[prop] (-1: at any path) until until_ms;
+ * queue: it goes to enqueue_expected (VCFEED_EXPECT_QUEUE). */
+struct expect {
+    int64_t until_ms;
+    int prop;
+    int queue;
+};
+
+/* News of the VM at f->props[prop] is expected until `until` (under seen_mu). A later deadline or
+ * another path widens the one set. Returns 1 when the VM was not expected before: the caller
+ * then wakes the workers (expect_wake, without seen_mu). Out of memory: nothing is recorded (the
+ * news then comes after the usual pause). */
+static int expect_set_locked(struct vcfeed *f, const char *ref, int prop, int64_t until, int queue)
+{
+    struct expect *e = vmop_map_get(&f->expects, ref);
+
+    if (e) {
+        if (e->prop != prop)
+            e->prop = -1;
+        if (until > e->until_ms)
+            e->until_ms = until;
+        e->queue |= queue;
+        return 0;
+    }
+    if (!(e = malloc(sizeof(*e))))
+        return 0;
+    e->until_ms = until;
+    e->prop = prop;
+    e->queue = queue;
+    if (vmop_map_put(&f->expects, ref, e) != VMOP_OK) {
+        free(e);
+        return 0;
+    }
+    return 1;
+}
+
+/* Whether update u brings news the VM is expected for; the expectation is met then (under
+ * seen_mu). Returns 2 when the news is to be queued at once (VCFEED_EXPECT_QUEUE), 1 when it was
+ * only expected, 0 when not. */
+static int expect_take_locked(struct vcfeed *f, const struct vim_update *u)
+{
+    const struct expect *e = vmop_map_get(&f->expects, u->ref.value);
+    int met = e && e->prop < 0;
+
+    for (size_t j = 0; e && !met && j < u->n; j++)
+        met = u->paths[j] && !strcmp(u->paths[j], f->props[e->prop]);
+    if (!met)
+        return 0;
+    met = e->queue ? 2 : 1;
+    vmop_map_del(&f->expects, u->ref.value);
+    return met;
+}
+
+/* The index of path in f->props (the caches' prop_index, for the feed), or -1. */
+static int feed_prop_index(const struct vcfeed *f, const char *path)
+{
+    for (int i = 0; path && f->props[i]; i++)
+        if (!strcmp(f->props[i], path))
+            return i;
+    return -1;
+}
 
 /* Something a waiter may want happened (under seen_mu). */
 static void seen_tick_locked(struct vcfeed *f)
@@ -550,7 +620,8 @@ static void seen_del_locked(struct vcfeed *f, const char *ref)
 {
     struct seen_vm *n = vmop_map_get(&f->seen, ref);
     if (n && --n->n == 0) {
-        vmop_map_del(&f->seen, ref); /* frees n */
+        vmop_map_del(&f->expects, ref); /* it left: nothing more will come */
+        vmop_map_del(&f->seen, ref);    /* frees n */
         seen_tick_locked(f);
     }
 }
@@ -576,14 +647,15 @@ static void seen_drop(struct vcfeed *f, const char *ref)
 }
 
 /* What an update of a VM the feed holds said: its runtime.powerState, when it has one, and the
- * values at the match paths as the worker's cache holds them now (after the update). */
-static void seen_heard(struct vcfeed *f, const struct vcfeed_cache *cache,
-                       const struct vim_update *u)
+ * values at the match paths as the worker's cache holds them now (after the update). Returns 1
+ * when it was news a caller expected to be queued at once (vcfeed_expect, VCFEED_EXPECT_QUEUE). */
+static int seen_heard(struct vcfeed *f, const struct vcfeed_cache *cache,
+                      const struct vim_update *u)
 {
     enum vim_power_state p = VIM_POWER_UNKNOWN;
     struct seen_vm *n;
     uint64_t match = 0;
-    int match_known = vcfeed_cache_match(cache, u->ref.value, &match);
+    int match_known = vcfeed_cache_match(cache, u->ref.value, &match), met;
 
     for (size_t j = 0; j < u->n; j++) {
         const char *v = u->values ? u->values[j] : NULL;
@@ -596,6 +668,7 @@ static void seen_heard(struct vcfeed *f, const struct vcfeed_cache *cache,
         break;
     }
     pthread_mutex_lock(&f->seen_mu);
+    met = expect_take_locked(f, u) == 2; /* whoever asked is told at once (enqueue_expected) */
     n = vmop_map_get(&f->seen, u->ref.value);
     if (n) {
         n->match = match;
@@ -607,6 +680,16 @@ static void seen_heard(struct vcfeed *f, const struct vcfeed_cache *cache,
         }
     }
     pthread_mutex_unlock(&f->seen_mu);
+    return met;
+}
+
+/* A worker in its coalescing pause looks again at how long to pause (not under seen_mu). */
+static void expect_wake(struct vcfeed *f)
+{
+    pthread_mutex_lock(&f->lock);
+    f->expect_gen++;
+    pthread_cond_broadcast(&f->cond);
+    pthread_mutex_unlock(&f->lock);
 }
 
 /* 1 when the feed is running and every watch of it is live. */
@@ -656,6 +739,8 @@ static int wait_heard(struct vcfeed *f, const char *moref_value, uint64_t mark, 
             break;
         }
         if (!gone && n->power_seq > mark && n->power == want) {
+            /* heard: an expectation of it (vcfeed_expect, perhaps asked after it came) is met */
+            vmop_map_del(&f->expects, moref_value);
             result = 1;
             break;
         }
@@ -670,13 +755,7 @@ static int wait_heard(struct vcfeed *f, const char *moref_value, uint64_t mark, 
             continue; /* heard something meanwhile: look again */
         if (left <= 0)
             break;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += left / 1000;
-        until.tv_nsec += (left % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        vmop_mono_timespec(vmop_mono_ms() + left, &until);
         (void)pthread_cond_timedwait(&f->seen_cv, &f->seen_mu, &until);
     }
     pthread_mutex_unlock(&f->seen_mu);
@@ -716,6 +795,52 @@ int vcfeed_vm_matches(struct vcfeed *f, const char *moref_value, const char *con
     }
     pthread_mutex_unlock(&f->seen_mu);
     return yes && feed_live(f); /* f->lock is never taken under seen_mu */
+}
+
+int vcfeed_expect(struct vcfeed *f, const char *moref_value, const char *path, long within_ms,
+                  unsigned flags)
+{
+    int held, wake;
+
+    if (!f || !moref_value || !moref_value[0])
+        return 0;
+    pthread_mutex_lock(&f->seen_mu);
+    held = vmop_map_has(&f->seen, moref_value);
+    if (within_ms <= 0)
+        vmop_map_del(&f->expects, moref_value);
+    wake = within_ms > 0 &&
+           expect_set_locked(f, moref_value, feed_prop_index(f, path), vmop_mono_ms() + within_ms,
+                             (flags & VCFEED_EXPECT_QUEUE) != 0);
+    pthread_mutex_unlock(&f->seen_mu);
+    if (wake)
+        expect_wake(f);
+    return held;
+}
+
+/* 1 while news of some VM is expected (vcfeed_expect) and not overdue; the lapsed expectations
+ * are dropped on the way. */
+static int expecting(struct vcfeed *f)
+{
+    int64_t now = vmop_mono_ms();
+    int yes = 0;
+
+    pthread_mutex_lock(&f->seen_mu);
+    for (;;) { /* no removal while walking: up to 8 lapsed entries a walk */
+        char lapsed[8][VIM_MOREF_VALUE_MAX];
+        size_t n = 0;
+        struct vmop_map_iter it;
+        for (struct vmop_map_entry *e = vmop_map_first(&f->expects, &it); e && n < 8;
+             e = vmop_map_next(&f->expects, &it))
+            if (((const struct expect *)e->val)->until_ms <= now)
+                snprintf(lapsed[n++], sizeof(lapsed[0]), "%s", e->key);
+        for (size_t i = 0; i < n; i++)
+            vmop_map_del(&f->expects, lapsed[i]);
+        if (n < 8)
+            break;
+    }
+    yes = f->expects.len > 0;
+    pthread_mutex_unlock(&f->seen_mu);
+    return yes;
 }
 
 int vcfeed_watching(struct vcfeed *f, const char *moref_value)
@@ -764,13 +889,7 @@ static int stoppable_wait(struct vcfeed_worker *wk, long ms)
     struct timespec until;
     int stop;
 
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    vmop_mono_timespec(vmop_mono_ms() + ms, &until);
     pthread_mutex_lock(&f->lock);
     while (!wk->stop) {
         if (pthread_cond_timedwait(&f->cond, &f->lock, &until) == ETIMEDOUT)
@@ -779,6 +898,41 @@ static int stoppable_wait(struct vcfeed_worker *wk, long ms)
     stop = wk->stop;
     pthread_mutex_unlock(&f->lock);
     return stop;
+}
+
+/* The pause after an answer with changes (t0: when that WaitForUpdatesEx went out): until
+ * coalesce_ms after t0, or VCFEED_EXPECT_COALESCE_MS after it while news of a VM is expected; a
+ * vcfeed_expect meanwhile makes it look again. Returns 1 when the worker was told to stop. */
+static int coalesce_wait(struct vcfeed_worker *wk, int64_t t0)
+{
+    struct vcfeed *f = wk->feed;
+    uint64_t gen;
+    int stop;
+
+    pthread_mutex_lock(&f->lock);
+    gen = f->expect_gen;
+    pthread_mutex_unlock(&f->lock);
+    for (;;) {
+        long pause = expecting(f) && VCFEED_EXPECT_COALESCE_MS < f->coalesce_ms
+                         ? VCFEED_EXPECT_COALESCE_MS
+                         : f->coalesce_ms;
+        int64_t until_ms = t0 + pause;
+        struct timespec until;
+
+        if (vmop_mono_ms() >= until_ms)
+            return worker_stopping(wk);
+        vmop_mono_timespec(until_ms, &until);
+        pthread_mutex_lock(&f->lock);
+        while (!wk->stop && f->expect_gen == gen) {
+            if (pthread_cond_timedwait(&f->cond, &f->lock, &until) == ETIMEDOUT)
+                break;
+        }
+        stop = wk->stop;
+        gen = f->expect_gen;
+        pthread_mutex_unlock(&f->lock);
+        if (stop)
+            return 1;
+    }
 }
 
 static int backoff_wait(struct vcfeed_worker *wk, unsigned attempt)
@@ -796,15 +950,25 @@ static char *map_key(struct vcfeed *f, const struct vim_moref *ref, const char *
     return nsname ? strdup(nsname) : NULL;
 }
 
-static void emit(struct vcfeed *f, char *key)
+/* Hands key (freed here) to the caller; expected: the change was news a caller waited for
+ * (vcfeed_expect with VCFEED_EXPECT_QUEUE), handed to enqueue_expected when there is one. */
+static void emit_as(struct vcfeed *f, char *key, int expected)
 {
     if (!key) {
         stat_add(f, &f->stats.dropped, 1);
         return;
     }
-    f->enqueue(key, f->user);
+    if (expected && f->enqueue_expected)
+        f->enqueue_expected(key, f->user);
+    else
+        f->enqueue(key, f->user);
     free(key);
     stat_add(f, &f->stats.enqueued, 1);
+}
+
+static void emit(struct vcfeed *f, char *key)
+{
+    emit_as(f, key, 0);
 }
 
 /* Reads the VM's vmservice.namespacedName and records it (NULL when it has none or is gone). */
@@ -834,7 +998,7 @@ out:
 }
 
 /* A VM that changed and still exists: map it (reading its name if the map needs it). */
-static void emit_current(struct vcfeed_worker *wk, const struct vim_moref *ref)
+static void emit_current(struct vcfeed_worker *wk, const struct vim_moref *ref, int expected)
 {
     struct vcfeed *f = wk->feed;
     const char *name = NULL;
@@ -846,7 +1010,7 @@ static void emit_current(struct vcfeed_worker *wk, const struct vim_moref *ref)
         if (vcfeed_cache_name(&wk->cache, ref->value, &name) == 1)
             key = map_key(f, ref, name);
     }
-    emit(f, key);
+    emit_as(f, key, expected);
 }
 
 static void gone_cb(const char *refval, const char *nsname, void *user)
@@ -879,6 +1043,7 @@ static void process_batch(struct vcfeed_worker *wk, const struct vim_update_batc
         const struct vim_update *u = &b->items[i];
         struct vcfeed_change ch = {0};
         struct vmop_err err = {0};
+        int expected = 0;
 
         if (vcfeed_cache_apply(&wk->cache, u, &ch, &err) != VMOP_OK) {
             stat_error(f, &err);
@@ -889,7 +1054,7 @@ static void process_batch(struct vcfeed_worker *wk, const struct vim_update_batc
         else if (ch.removed)
             seen_del(f, u->ref.value);
         if (!ch.left)
-            seen_heard(f, &wk->cache, u);
+            expected = seen_heard(f, &wk->cache, u);
         if (!ch.changed || suppress) {
             stat_add(f, &f->stats.dropped, 1);
         } else if (ch.left) {
@@ -897,7 +1062,7 @@ static void process_batch(struct vcfeed_worker *wk, const struct vim_update_batc
         } else {
             if (ch.replaced && ch.old_nsname)
                 emit(f, map_key(f, &u->ref, ch.old_nsname));
-            emit_current(wk, &u->ref);
+            emit_current(wk, &u->ref, expected);
         }
         free(ch.old_nsname);
     }
@@ -1020,13 +1185,9 @@ static void *worker_main(void *arg)
                 break;
             }
             /* Changes come in bursts (a create is about 25 of them): let the next ones gather. */
-            if (b.n && !b.truncated && f->coalesce_ms > 0) {
-                long left = f->coalesce_ms - (long)(vmop_mono_ms() - t0);
-
-                if (left > 0 && stoppable_wait(wk, left)) {
-                    vim_update_batch_free(&b);
-                    break;
-                }
+            if (b.n && !b.truncated && f->coalesce_ms > 0 && coalesce_wait(wk, t0)) {
+                vim_update_batch_free(&b);
+                break;
             }
             full = 0;
             vim_update_batch_free(&b);
@@ -1245,6 +1406,7 @@ void vcfeed_release(struct vcfeed *f)
         free(f->match[i]);
     free(f->match);
     vmop_map_clear(&f->seen); /* normally empty: every worker is freed */
+    vmop_map_clear(&f->expects);
     pthread_cond_destroy(&f->cond);
     pthread_cond_destroy(&f->seen_cv);
     pthread_mutex_destroy(&f->seen_mu);
@@ -1312,6 +1474,7 @@ vmop_rc vcfeed_new(const struct vcfeed_opts *o, struct vcfeed **ret_feed, struct
     pthread_mutex_init(&f->lock, NULL);
     pthread_mutex_init(&f->seen_mu, NULL);
     vmop_map_init(&f->seen, free);
+    vmop_map_init(&f->expects, free);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&f->cond, &ca);
@@ -1321,6 +1484,7 @@ vmop_rc vcfeed_new(const struct vcfeed_opts *o, struct vcfeed **ret_feed, struct
     f->client = o->client;
     f->map = o->map;
     f->enqueue = o->enqueue;
+    f->enqueue_expected = o->enqueue_expected;
     f->user = o->user;
     f->max_wait_s = o->max_wait_s > 0 ? o->max_wait_s : DEFAULT_MAX_WAIT_S;
     f->backoff_initial_ms =

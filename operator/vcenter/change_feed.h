@@ -60,11 +60,15 @@ struct vcfeed_opts {
     const char *const *props;      /* NULL-terminated VM property paths; NULL = the defaults */
     vcfeed_map_fn map;             /* NULL: key = the namespacedName */
     vcfeed_enqueue_fn enqueue;     /* required */
-    void *user;                    /* passed to both callbacks */
-    int max_wait_s;                /* WaitForUpdatesEx bound; 0 = 30 */
-    long backoff_initial_ms;       /* first retry delay after a failure; 0 = 500 */
-    long backoff_max_ms;           /* cap; 0 = 30000 */
-    int skip_initial;              /* 1: a new container's first ENTER set only fills the cache */
+    /* NULL, or called instead of enqueue for a change that was news a caller expected with
+     * VCFEED_EXPECT_QUEUE (vcfeed_expect): the caller waits for it, so it may be queued without
+     * the delay the caller gives other changes */
+    vcfeed_enqueue_fn enqueue_expected;
+    void *user;              /* passed to both callbacks */
+    int max_wait_s;          /* WaitForUpdatesEx bound; 0 = 30 */
+    long backoff_initial_ms; /* first retry delay after a failure; 0 = 500 */
+    long backoff_max_ms;     /* cap; 0 = 30000 */
+    int skip_initial;        /* 1: a new container's first ENTER set only fills the cache */
     /* After an answer with changes, the next WaitForUpdatesEx goes out no sooner than this many ms
      * after the previous one did: changes in between come in one answer (bounds the long polls of
      * a busy container to 1000 / coalesce_ms a second). 0 = 200; < 0 = none. */
@@ -121,6 +125,21 @@ void vcfeed_stats(struct vcfeed *f, struct vcfeed_stats *ret_stats);
  * vCenter (the property collector sends net changes only), so a caller that just created a VM
  * asks this before relying on the feed to tell it when the VM goes. */
 int vcfeed_watching(struct vcfeed *f, const char *moref_value);
+
+/* Asks for news of a VM soon: a caller has put something off until the feed tells it about the VM
+ * (the VM controller holding a new VM's status write for the guest's IP). Until the feed hears a
+ * change of the VM at path (a watched property path; NULL or not watched: at any path), or
+ * within_ms pass, its pause after an answer with changes is VCFEED_EXPECT_COALESCE_MS instead of
+ * coalesce_ms, and a pause under way is cut short. within_ms <= 0: the caller no longer waits (it
+ * heard the news another way): the VM's expectation is dropped. vcfeed_wait_power drops it when
+ * it hears the power state it waits for. A VM no watch holds yet (just created) may be expected:
+ * its entry into the feed is news of every path. Returns 1 when a watch holds the VM. */
+#define VCFEED_EXPECT_COALESCE_MS 20L
+/* flags: the news goes to vcfeed_opts.enqueue_expected (a reconcile waits for it) instead of
+ * enqueue (a waiter of vcfeed_wait_power hears it anyway) */
+#define VCFEED_EXPECT_QUEUE 1u
+int vcfeed_expect(struct vcfeed *f, const char *moref_value, const char *path, long within_ms,
+                  unsigned flags);
 
 /* Waiting for a change the caller made (vmsync's TrySoft delete: the guest's shutdown), without
  * reading the VM: vcfeed_mark_vm() right before the change, then vcfeed_wait_power(). The feed

@@ -9,7 +9,8 @@
  * without a storm, changes still seen; and with more VMs than one page of updates); the simulator
  * killed and restarted on the same port (restart counted, gone VM enqueued, new VM seen); and the
  * idle cost with ~50 VMs (printed); the power-state waits vmsync's TrySoft delete uses
- * (vcfeed_mark_vm / vcfeed_wait_power, and a hold across vcfeed_free). Waits are bounded polls; the
+ * (vcfeed_mark_vm / vcfeed_wait_power, and a hold across vcfeed_free); expected news
+ * (vcfeed_expect) cutting the pause after an answer short. Waits are bounded polls; the
  * only fixed waits are the "nothing happens" windows.
  */
 #include <check.h>
@@ -59,6 +60,14 @@ static void rec_enqueue(const char *key, void *user)
         r->counts[i]++;
     r->total++;
     pthread_mutex_unlock(&r->lock);
+}
+
+/* enqueue_expected of test_expect: into its own recorder (the feed has one user pointer) */
+static struct rec *expected_rec;
+static void rec_enqueue_x(const char *key, void *user)
+{
+    (void)user;
+    rec_enqueue(key, expected_rec);
 }
 
 /* Our VMs carry a name; the rest are not ours. */
@@ -596,6 +605,98 @@ START_TEST(test_wait_power)
 }
 END_TEST
 
+/* vcfeed_expect: news a caller waits for cuts the feed's pause after an answer (here 10 s) to
+ * VCFEED_EXPECT_COALESCE_MS, goes to enqueue_expected (VCFEED_EXPECT_QUEUE), and is expected once;
+ * news no one expects waits out the pause. */
+START_TEST(test_expect)
+{
+    struct vcsim_opts so = {.no_seed = 1};
+    struct vcsim *sim = simfx_start(&so);
+    struct vim_client *c = client_for(sim);
+    const char *const containers[] = {"/DC0/vm", NULL};
+    struct vim_moref x, y;
+    struct vcfeed_stats st;
+    struct rec r, rx;
+    struct vcfeed *f = NULL;
+    struct vmop_err err = {0};
+    long t;
+    unsigned one = 1;
+
+    rec_init(&r);
+    rec_init(&rx);
+    clone_vm(c, sim, "feed-x", "ns1/vm-x", 0, &x);
+    clone_vm(c, sim, "feed-y", "ns1/vm-y", 0, &y);
+    {
+        struct vcfeed_opts o = {.client = c,
+                                .containers = containers,
+                                .map = rec_map,
+                                .enqueue = rec_enqueue,
+                                .enqueue_expected = NULL,
+                                .user = &r,
+                                .skip_initial = 1,
+                                .coalesce_ms = 10000};
+        ck_assert_msg(vcfeed_new(&o, &f, &err) == VMOP_OK, "vcfeed_new: %s", err.msg);
+    }
+    ck_assert(wait_stats(f, pred_watches, &one, BOUND_MS, &st));
+    t = vmop_test_now_ms();
+    while (!vcfeed_watching(f, x.value) && vmop_test_now_ms() - t < BOUND_MS)
+        vmop_test_sleep_ms(20);
+    ck_assert(vcfeed_watching(f, x.value));
+    ck_assert_int_eq(vcfeed_expect(f, "vm-999999", NULL, 1000, 0), 0); /* held by no watch */
+    ck_assert_int_eq(vcfeed_expect(f, "vm-999999", NULL, 0, 0), 0);
+    ck_assert_int_eq(vcfeed_expect(NULL, x.value, NULL, 1000, 0), 0);
+
+    /* the initial set was an answer with changes: the 10 s pause runs. News of x expected: the
+     * pause is cut short, the news comes at once */
+    ck_assert_int_eq(vcfeed_expect(f, x.value, "runtime.powerState", 8000, 0), 1);
+    simfx_power(c, &x, VIM_OP_POWER_ON);
+    t = wait_key(&r, "ns1/vm-x", 0, 3000);
+    ck_assert_msg(t >= 0, "expected news not heard within 3 s (the pause is 10 s)");
+    printf("vcfeed: expected news heard after %ld ms\n", t);
+    /* met once: news no one expects waits for the pause that answer started (none in 2 s) */
+    simfx_power(c, &y, VIM_OP_POWER_ON);
+    vmop_test_sleep_ms(2000);
+    ck_assert_int_eq(rec_count(&r, "ns1/vm-y"), 0);
+    ck_assert_int_lt(stop_timed(f), 2000); /* stop is prompt during a pause */
+    vcfeed_free(f);
+    f = NULL;
+
+    /* with enqueue_expected and VCFEED_EXPECT_QUEUE: the news goes there, and only that news */
+    rec_init(&r);
+    {
+        struct vcfeed_opts o = {.client = c,
+                                .containers = containers,
+                                .map = rec_map,
+                                .enqueue = rec_enqueue,
+                                .enqueue_expected = rec_enqueue_x,
+                                .user = &r,
+                                .skip_initial = 1,
+                                .coalesce_ms = 10000};
+        expected_rec = &rx;
+        ck_assert_msg(vcfeed_new(&o, &f, &err) == VMOP_OK, "vcfeed_new: %s", err.msg);
+    }
+    ck_assert(wait_stats(f, pred_watches, &one, BOUND_MS, &st));
+    t = vmop_test_now_ms();
+    while (!vcfeed_watching(f, x.value) && vmop_test_now_ms() - t < BOUND_MS)
+        vmop_test_sleep_ms(20);
+    ck_assert_int_eq(vcfeed_expect(f, x.value, "runtime.powerState", 8000, VCFEED_EXPECT_QUEUE), 1);
+    simfx_power(c, &x, VIM_OP_POWER_OFF);
+    ck_assert_msg(wait_key(&rx, "ns1/vm-x", 0, 3000) >= 0, "expected news not queued at once");
+    ck_assert_int_eq(rec_count(&r, "ns1/vm-x"), 0); /* not also as plain news */
+    /* an expectation withdrawn (within_ms 0) no longer cuts the pause */
+    ck_assert_int_eq(vcfeed_expect(f, x.value, NULL, 5000, VCFEED_EXPECT_QUEUE), 1);
+    ck_assert_int_eq(vcfeed_expect(f, x.value, NULL, 0, 0), 1);
+    simfx_power(c, &x, VIM_OP_POWER_ON);
+    vmop_test_sleep_ms(2000);
+    ck_assert_int_eq(rec_count(&rx, "ns1/vm-x"), 1);
+    ck_assert_int_eq(rec_count(&r, "ns1/vm-x"), 0);
+    ck_assert_int_lt(stop_timed(f), 2000); /* stop is prompt during a pause */
+    vcfeed_free(f);
+    vim_client_free(c);
+    vcsim_stop(sim, NULL);
+}
+END_TEST
+
 /* Waits (bounded) until the feed holds vm; *ret_mark: the mark. */
 static void mark_held(struct vcfeed *f, const struct vim_moref *vm, uint64_t *ret_mark)
 {
@@ -770,6 +871,7 @@ static Suite *suite(void)
     tcase_add_test(t, test_idle_cost);
     tcase_add_test(t, test_wait_power);
     tcase_add_test(t, test_wait_gone);
+    tcase_add_test(t, test_expect);
     suite_add_tcase(s, t);
     return s;
 }
