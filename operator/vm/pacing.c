@@ -14,11 +14,18 @@ struct own_rec {
     char rv[];
 };
 
+/* p->held's values */
+struct held_rec {
+    int64_t until_ms;
+    char moref[];
+};
+
 void pacing_init(struct pacing *p, unsigned max_creates, unsigned workers, unsigned pct)
 {
     memset(p, 0, sizeof(*p));
     pthread_mutex_init(&p->mu, NULL);
     vmop_map_init(&p->own, free);
+    vmop_map_init(&p->held, free);
     vmop_map_init(&p->waiting, NULL);
     if (!max_creates)
         max_creates = workers * pct / 100;
@@ -30,6 +37,7 @@ void pacing_free(struct pacing *p)
     if (!p)
         return;
     vmop_map_clear(&p->own);
+    vmop_map_clear(&p->held);
     vmop_map_clear(&p->waiting);
     for (size_t i = 0; i < p->n_wait; i++)
         free(p->wait[i]);
@@ -93,12 +101,63 @@ int pacing_take_own(struct pacing *p, const char *key, const char *rv)
     return own;
 }
 
+void pacing_hold_note(struct pacing *p, const char *key, const char *moref, int64_t until_ms)
+{
+    struct held_rec *rec = NULL;
+    if (!key)
+        return;
+    pthread_mutex_lock(&p->mu);
+    if (moref && *moref) {
+        size_t n = strlen(moref) + 1;
+        rec = malloc(sizeof(*rec) + n);
+        if (rec) {
+            rec->until_ms = until_ms;
+            memcpy(rec->moref, moref, n);
+        }
+    }
+    if (!rec || vmop_map_put(&p->held, key, rec) != VMOP_OK) {
+        free(rec);
+        vmop_map_del(&p->held, key);
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+long pacing_hold_get(struct pacing *p, const char *key, int64_t now_ms, char *moref, size_t size)
+{
+    const struct held_rec *rec;
+    long left = 0;
+    if (size)
+        moref[0] = '\0';
+    if (!key)
+        return 0;
+    pthread_mutex_lock(&p->mu);
+    rec = vmop_map_get(&p->held, key);
+    if (rec) {
+        if (size && strlen(rec->moref) < size)
+            memcpy(moref, rec->moref, strlen(rec->moref) + 1);
+        if (rec->until_ms > now_ms)
+            left = (long)(rec->until_ms - now_ms);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return left;
+}
+
+void pacing_hold_drop(struct pacing *p, const char *key)
+{
+    if (!key)
+        return;
+    pthread_mutex_lock(&p->mu);
+    vmop_map_del(&p->held, key);
+    pthread_mutex_unlock(&p->mu);
+}
+
 void pacing_forget(struct pacing *p, const char *key)
 {
     if (!key)
         return;
     pthread_mutex_lock(&p->mu);
     vmop_map_del(&p->own, key);
+    vmop_map_del(&p->held, key);
     drop_waiter(p, key);
     pthread_mutex_unlock(&p->mu);
 }

@@ -25,6 +25,14 @@
  * slots are never free for long while keys wait (a waiter that no longer needs a slot ends its
  * reconcile, which hands out the next one).
  *
+ * Held creates. The reconcile that creates a VM and holds its status write for the guest's IP
+ * (reconcile_rules.h rr_status_hold_ms) records the VM's moref and the hold's end:
+ * pacing_hold_note(). Until a status write records status.uniqueID (pacing_hold_drop), the passes
+ * that follow read the VM by that moref instead of searching vCenter for its instance UUID, and
+ * they keep holding the write, when they change nothing, until the IP comes or the hold ends: one
+ * status write per create, with the IP. A record only names where to look: vmsync judges the VM
+ * it reads there by its marks, as it does status.uniqueID.
+ *
  * Thread-safe (one mutex); no I/O.
  */
 #ifndef VMOP_PACING_H
@@ -38,7 +46,8 @@
 
 struct pacing {
     pthread_mutex_t mu;
-    struct vmop_map own; /* key -> strdup'ed resourceVersion of the key's last own write */
+    struct vmop_map own;  /* key -> strdup'ed resourceVersion of the key's last own write */
+    struct vmop_map held; /* key -> the key's held create (struct in pacing.c) */
     unsigned creating, max_creates;
     unsigned long creates_waited;
     struct vmop_map waiting; /* keys in wait[] (values unused) */
@@ -58,7 +67,16 @@ int pacing_own_pending(struct pacing *p, const char *key, const char *cached_rv,
                        long max_age_ms);
 /* 1 when rv is the one recorded for key (the record is dropped then); 0 otherwise. */
 int pacing_take_own(struct pacing *p, const char *key, const char *rv);
-/* Drops key's record and its place in the FIFO (the object is gone). */
+/* Records that key's VM, moref, was created and its status write is held until until_ms (a NULL
+ * or empty moref forgets the record). Out of memory: no record (the passes then search vCenter
+ * and write the status as before). */
+void pacing_hold_note(struct pacing *p, const char *key, const char *moref, int64_t until_ms);
+/* The moref of key's held create into moref[size] ("" when none) and the ms left of its hold at
+ * now_ms (0 when none or over). */
+long pacing_hold_get(struct pacing *p, const char *key, int64_t now_ms, char *moref, size_t size);
+/* The status was written: key's held create, if any, is over. */
+void pacing_hold_drop(struct pacing *p, const char *key);
+/* Drops key's records and its place in the FIFO (the object is gone). */
 void pacing_forget(struct pacing *p, const char *key);
 /* Takes a create slot for key: 1 when taken (pacing_create_done() gives it back), 0 when all are
  * busy: key then waits (once) in the FIFO. Out of memory for the FIFO: 0, and key is not recorded

@@ -128,8 +128,9 @@ long rr_requeue_ms(const struct rr_requeue_facts *f, long wait_delay_ms, long wa
 
 long rr_status_hold_ms(const struct rr_requeue_facts *f, long hold_ms)
 {
-    if (f->created && f->present && f->powered_on && !f->network_disabled && !f->has_ip &&
-        f->feed_live)
+    if (!f->present || !f->powered_on || f->network_disabled || f->has_ip || !f->feed_live)
+        return 0;
+    if (f->created)
         return hold_ms;
-    return 0;
+    return !f->changed && f->hold_left_ms > 0 ? f->hold_left_ms : 0;
 }

@@ -63,6 +63,8 @@ struct rr_requeue_facts {
     int feed_live;        /* a live change feed watches this vCenter */
     int feed_holds_vm;    /* and it holds this VM */
     int created;          /* this reconcile created the VM */
+    int changed;          /* this reconcile changed something in vCenter */
+    long hold_left_ms;    /* a held create's status write (pacing.h): ms left of its hold */
     long unwatched_ms;    /* the back-off for a VM the feed does not hold (age based) */
 };
 
@@ -77,8 +79,11 @@ long rr_requeue_ms(const struct rr_requeue_facts *f, long wait_delay_ms, long wa
  * arrives: the reconcile that event starts writes the status once, with the IP, instead of a
  * write now and another one then. Each status write costs the API server a patch and a conversion
  * for every other served version's watch cache (docs/performance.md). The reconcile is queued
- * again after hold_ms, so the status is written then even when no IP comes. Uses only
- * present, powered_on, network_disabled, has_ip, feed_live and created. */
+ * again after hold_ms, so the status is written then even when no IP comes. A later reconcile
+ * of a create whose hold is not over (hold_left_ms > 0) that changed nothing in vCenter holds on
+ * the same terms for what is left of it (a change the feed heard before the IP, such as the
+ * create's own, starts one). Uses only present, powered_on, network_disabled, has_ip, feed_live,
+ * created, changed and hold_left_ms. */
 long rr_status_hold_ms(const struct rr_requeue_facts *f, long hold_ms);
 
 #endif

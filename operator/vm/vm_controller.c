@@ -91,7 +91,7 @@ struct vmc {
     struct ippool_registry *pool; /* static IPv4 reservations of this process */
     unsigned long reconciles, failures, status_patches, creates, deletes; /* atomics */
     unsigned long status_held, own_waits;                                 /* atomics */
-    unsigned long feed_enqueued, drifts;                                  /* atomics */
+    unsigned long feed_enqueued, feed_held_back, drifts;                  /* atomics */
     unsigned feed_unwatched_endpoints, feed_unwatched_folders; /* atomics: over the limits */
     /* the vCenter change feeds: feed_mu guards feeds[] and the flags below */
     pthread_mutex_t feed_mu;
@@ -370,7 +370,22 @@ static void feed_enqueue(const char *key, void *user)
 {
     struct feed_slot *s = user;
     __atomic_add_fetch(&s->c->feed_enqueued, 1, __ATOMIC_RELAXED);
+    /* a held create waits for its IP (its own event, feed_enqueue_expected) or the hold's end,
+     * which reads the VM again anyway: the rest of its creation's news is not looked at on its
+     * own (pacing.h) */
+    if (pacing_hold_get(&s->c->pace, key, vmop_mono_ms(), NULL, 0) > 0) {
+        __atomic_add_fetch(&s->c->feed_held_back, 1, __ATOMIC_RELAXED);
+        return;
+    }
     kube_queue_add_after(s->c->q, key, VMC_FEED_COALESCE_MS);
+}
+
+/* News the reconcile waits for (a held create's IP, vcfeed_expect): queued at once. */
+static void feed_enqueue_expected(const char *key, void *user)
+{
+    struct feed_slot *s = user;
+    __atomic_add_fetch(&s->c->feed_enqueued, 1, __ATOMIC_RELAXED);
+    kube_queue_add(s->c->q, key);
 }
 
 static void feed_kick(struct vmc *c)
@@ -568,6 +583,7 @@ static int feeds_sync(struct vmc *c)
                                      .containers = (const char *const *)folders,
                                      .map = feed_map,
                                      .enqueue = feed_enqueue,
+                                     .enqueue_expected = feed_enqueue_expected,
                                      .user = s,
                                      /* at start every VM is reconciled anyway; a feed that
                                       * starts later may have missed changes: its first full
@@ -939,6 +955,7 @@ VMC_ATOMIC(own_waits)
 VMC_ATOMIC(creates)
 VMC_ATOMIC(deletes)
 VMC_ATOMIC(feed_enqueued)
+VMC_ATOMIC(feed_held_back)
 VMC_ATOMIC(drifts)
 VMC_ATOMIC(feed_unwatched_endpoints)
 VMC_ATOMIC(feed_unwatched_folders)
@@ -999,6 +1016,10 @@ static const struct metrics_plain vmc_plain[] = {
     {"vmop_vm_creates_waiting", "VMs waiting in line for a create slot.", read_creates_waiting},
     {"vmop_vm_feed_enqueued_total", "VirtualMachine keys queued by the vCenter change feeds.",
      read_feed_enqueued},
+    {"vmop_vm_feed_held_back_total",
+     "Change feed news of a new VM whose status write waits for its IP, not reconciled on its "
+     "own (the IP's news or the end of the wait reads the VM).",
+     read_feed_held_back},
     {"vmop_vm_drift_repaired_total",
      "Drift set back (PowerStateDrift and ConfigurationDrift events).", read_drifts},
     {"vmop_vm_feed_unwatched_endpoints",
@@ -1033,8 +1054,10 @@ struct rctx {
     struct api_class *cls;
     struct api_image *image;
     struct vc_conn *conn;
-    cJSON *involved; /* the object events are about */
-    long requeue_ms; /* > 0: requeue after this */
+    cJSON *involved;   /* the object events are about */
+    long requeue_ms;   /* > 0: requeue after this */
+    long hold_left_ms; /* what is left of a held create's hold (pacing.h), when step_apply ran */
+    char held_moref[VIM_MOREF_VALUE_MAX]; /* that create's VM ("" when none) */
     int64_t seen_ms; /* > 0: what vCenter reported before this time is in what the pass wrote */
     struct ippool_nic pool_nics[API_VM_MAX_NICS]; /* per interface (pool_ensure) */
     size_t n_pool_nics;
@@ -1275,6 +1298,8 @@ static vmop_rc connect_vc(struct rctx *r, struct vmop_err *err)
     return vcenters_get(r->c->vcs, r->endpoint, secret, &r->conn, err);
 }
 
+static void expect_news(struct rctx *r, const char *moref_value, long within_ms);
+
 /* PATCH status when the new one differs. */
 static vmop_rc write_status(struct rctx *r, const struct st_input *in, struct vmop_err *err)
 {
@@ -1294,6 +1319,10 @@ static vmop_rc write_status(struct rctx *r, const struct st_input *in, struct vm
     } else if (rc == VMOP_E_NOT_FOUND)
         rc = VMOP_OK; /* deleted meanwhile */
 out:
+    if (rc == VMOP_OK && r->held_moref[0]) { /* written: a held create's hold is over */
+        pacing_hold_drop(&r->c->pace, r->key);
+        expect_news(r, r->held_moref, 0);
+    }
     cJSON_Delete(st);
     cJSON_Delete(patch);
     cJSON_Delete(got);
@@ -1485,6 +1514,11 @@ static int ev_vouch(void *ud, const char *moref, const char *const *values, size
                     enum vim_power_state *ret_power)
 {
     return vcfeed_vm_matches(ud, moref, values, n, ret_power);
+}
+
+static void ev_expect(void *ud, const char *moref, const char *path, long within_ms)
+{
+    vcfeed_expect(ud, moref, path, within_ms, 0); /* the waiter in the pass hears it */
 }
 
 /* The endpoint's feed with a reference taken (vcfeed_release it), or NULL. */
@@ -2043,9 +2077,14 @@ static vmop_rc step_apply(struct rctx *r, struct pass *p, int *stop, struct vmop
     {
         /* power tasks are heard through the endpoint's feed (held for the call, as a delete's) */
         struct vcfeed *f = feed_hold(r->c, r->endpoint ? r->endpoint->name : NULL);
-        struct vs_events ev = {ev_mark, ev_wait_power, ev_wait_gone, f};
-        p->arc = vs_apply(vmc_conn_sync(r->conn), &p->res.desired, r->vm->status_unique_id,
-                          f ? &ev : NULL, out, err);
+        struct vs_events ev = {ev_mark, ev_wait_power, ev_wait_gone, f, NULL, ev_expect};
+        /* no status.uniqueID yet: the VM a held create made, if any, is where to look (pacing.h) */
+        const char *uid = r->vm->status_unique_id;
+        r->hold_left_ms = pacing_hold_get(&r->c->pace, r->key, vmop_mono_ms(), r->held_moref,
+                                          sizeof(r->held_moref));
+        if (!uid || !*uid)
+            uid = r->held_moref;
+        p->arc = vs_apply(vmc_conn_sync(r->conn), &p->res.desired, uid, f ? &ev : NULL, out, err);
         vcfeed_release(f);
         r->seen_ms = p->arc == VMOP_OK ? out->observed_ms : 0;
     }
@@ -2174,7 +2213,20 @@ static void requeue_facts(struct rctx *r, const struct pass *p, struct rr_requeu
     f->feed_live = live;
     f->feed_holds_vm = watching || !so->unique_id;
     f->created = p->out.created;
+    f->changed = p->out.changed;
+    f->hold_left_ms = r->hold_left_ms;
     f->unwatched_ms = unwatched_requeue_ms(p->obj);
+}
+
+/* A status write held for the IP: the feed is asked to tell of the VM soon (vcfeed_expect), so
+ * that its coalescing pause does not hold the IP back; within_ms 0: no longer (written). */
+static void expect_news(struct rctx *r, const char *moref_value, long within_ms)
+{
+    struct vcfeed *f = feed_hold(r->c, r->endpoint ? r->endpoint->name : NULL);
+    if (f) {
+        vcfeed_expect(f, moref_value, "guest.ipAddress", within_ms, VCFEED_EXPECT_QUEUE);
+        vcfeed_release(f);
+    }
 }
 
 /* When to look again: wait (bounded) for what vCenter does on its own, the guest's IP. With a
@@ -2229,6 +2281,11 @@ static vmop_rc do_reconcile(struct rctx *r, struct vmop_err *err)
     if (held_ms > 0) {
         p.write = 0; /* the IP's event, or the requeue after hold ms, writes it (step_requeue) */
         __atomic_add_fetch(&r->c->status_held, 1, __ATOMIC_RELAXED);
+        /* the expectation first: news that comes before it is queued as any other, news that
+         * comes after it as expected; none is held back before it is expected */
+        expect_news(r, p.so.unique_id, held_ms);
+        if (facts.created)
+            pacing_hold_note(&r->c->pace, r->key, p.so.unique_id, vmop_mono_ms() + held_ms);
     }
     if (p.write)
         rc = finish_status(r, &p, rc, err);

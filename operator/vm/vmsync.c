@@ -9,8 +9,8 @@
  * - Creates are clones of an image cache template (clone_source.h) whose clone spec carries
  *   config.instanceUuid and extraConfig vmservice.namespacedName and vmop.uid, so identity and
  *   vmop's marks are atomic with creation. BIOS UUID and managedBy go in the clone spec too (real
- *   vCenter keeps them; the simulator drops them) and are checked and fixed by the reconfigure
- *   that follows.
+ *   vCenter keeps them, as does the test simulator with tests/vcsim/virtual_machine.patch) and are
+ *   checked and fixed by the reconfigure that follows.
  * - Ownership (ownership.h): every VM an identity lookup finds is read once and judged by
  *   own_decide() against the resource (d) and the binding's VM folder (its moref, looked up by
  *   path and cached like the other lookups; the VM's `parent`, read with everything else, must be
@@ -1172,6 +1172,8 @@ static vmop_rc do_reconfigure(struct vs_ctx *ctx, const struct rs_desired *d,
 
 /* How long a task is followed through the change feed before it is simply awaited. */
 #define TASK_FEED_MS 60000L
+/* how long a power task's end counts as news wanted soon (vs_events.expect) */
+#define EXPECT_POWER_MS 10000L
 
 /* Awaits task, started on vm after ev->mark gave mark, through the change feed: what the feed
  * hears after the mark (the VM in power state want; VIM_POWER_UNKNOWN: the VM leaving it) ends
@@ -1236,6 +1238,8 @@ static int power_via_feed(struct vs_ctx *ctx, const struct vs_events *ev,
         !ev->mark(ev->ud, vm->value, &mark))
         return 0;
     rc = vim_vm_power_start(ctx->client, vm, op, &task, err);
+    if (rc == VMOP_OK && ev->expect) /* a power change the reconcile waits on: heard promptly */
+        ev->expect(ev->ud, vm->value, "runtime.powerState", EXPECT_POWER_MS);
     if (rc == VMOP_OK)
         rc = await_via_feed(ctx, ev, vm, &task, mark, want, err);
     if (rc == VMOP_E_FAULT && vmop_err_is_fault(err, "ManagedObjectNotFound"))

@@ -200,6 +200,9 @@ struct vs_events {
     void *ud;
     int (*vouch)(void *ud, const char *moref, const char *const *values, size_t n,
                  enum vim_power_state *ret_power);
+    /* NULL or: news of the VM at the property path is wanted soon, within within_ms (the feed
+     * asks vCenter again sooner than it otherwise would: vcfeed_expect) */
+    void (*expect)(void *ud, const char *moref, const char *path, long within_ms);
 };
 
 struct vs_deleted {

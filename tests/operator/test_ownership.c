@@ -1,5 +1,6 @@
 /* test_ownership.c: unit tests for operator/vm/ownership.c, the pure ownership rule: a VM carrying
- * every mark of the resource is ours (also without managedBy, as the simulator leaves a clone);
+ * every mark of the resource is ours (also without managedBy, as a vCenter that drops the clone
+ * spec's managedBy leaves a clone: the unpatched simulator does);
  * each mark missing or naming something else makes it foreign (another manager, another
  * resource's name or uid, outside the folder, a template, another instance UUID); a VM without
  * the vmop.uid mark is legacy only with vmop's managedBy and when the resource's own
@@ -59,7 +60,8 @@ END_TEST
 
 START_TEST(managed_by_absent_is_ours_after_a_crash_right_after_the_clone)
 {
-    /* the simulator keeps the clone spec's extraConfig but not its managedBy */
+    /* a vCenter that keeps the clone spec's extraConfig but not its managedBy (the unpatched
+     * simulator) */
     M.managed_by_ext = M.managed_by_type = NULL;
     ck_assert_int_eq(decide(), OWN_OURS);
     M.managed_by_ext = M.managed_by_type = "";

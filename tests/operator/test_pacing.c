@@ -65,6 +65,41 @@ START_TEST(own_write_pending)
 }
 END_TEST
 
+START_TEST(held_creates)
+{
+    struct pacing p;
+    char moref[16];
+    pacing_init(&p, 0, 8, 80);
+    ck_assert_int_eq(pacing_hold_get(&p, "ns/a", 1000, moref, sizeof(moref)), 0); /* none */
+    ck_assert_str_eq(moref, "");
+    pacing_hold_note(&p, "ns/a", "vm-42", 4000);
+    ck_assert_int_eq(pacing_hold_get(&p, "ns/a", 1000, moref, sizeof(moref)), 3000);
+    ck_assert_str_eq(moref, "vm-42");
+    ck_assert_int_eq(pacing_hold_get(&p, "ns/b", 1000, moref, sizeof(moref)), 0); /* another */
+    ck_assert_str_eq(moref, "");
+    /* the hold is over, the VM is still where to look until the status is written */
+    ck_assert_int_eq(pacing_hold_get(&p, "ns/a", 4000, moref, sizeof(moref)), 0);
+    ck_assert_str_eq(moref, "vm-42");
+    ck_assert_int_eq(pacing_hold_get(&p, "ns/a", 1000, NULL, 0), 3000); /* the time alone */
+    /* a moref longer than the buffer is not cut: none is given */
+    ck_assert_int_eq(pacing_hold_get(&p, "ns/a", 1000, moref, 4), 3000);
+    ck_assert_str_eq(moref, "");
+    pacing_hold_drop(&p, "ns/a"); /* the status was written */
+    ck_assert_int_eq(pacing_hold_get(&p, "ns/a", 1000, moref, sizeof(moref)), 0);
+    ck_assert_str_eq(moref, "");
+    pacing_hold_note(&p, "ns/a", "vm-43", 4000);
+    pacing_hold_note(&p, "ns/a", "", 4000); /* no moref: forgotten */
+    ck_assert_int_eq(pacing_hold_get(&p, "ns/a", 1000, moref, sizeof(moref)), 0);
+    pacing_hold_note(&p, "ns/a", "vm-44", 4000);
+    pacing_forget(&p, "ns/a"); /* the object is gone */
+    ck_assert_int_eq(pacing_hold_get(&p, "ns/a", 1000, moref, sizeof(moref)), 0);
+    pacing_hold_note(&p, NULL, "vm-45", 4000); /* no key: nothing */
+    pacing_hold_drop(&p, NULL);
+    pacing_hold_note(&p, "ns/c", "vm-46", 4000); /* freed with the pacing */
+    pacing_free(&p);
+}
+END_TEST
+
 START_TEST(create_slots_default_and_bound)
 {
     struct pacing p;
@@ -195,6 +230,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, own_write_matches_once);
     tcase_add_test(tc, own_write_pending);
+    tcase_add_test(tc, held_creates);
     tcase_add_test(tc, create_slots_default_and_bound);
     tcase_add_test(tc, waiters_in_line);
     tcase_add_test(tc, create_slots_under_threads);

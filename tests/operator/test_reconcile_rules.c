@@ -210,7 +210,19 @@ START_TEST(status_hold_rule)
     ck_assert_int_eq(rr_status_hold_ms(&q, 1000), 0); /* the IP is there: write it now */
     q.has_ip = 0;
     q.created = 0;
-    ck_assert_int_eq(rr_status_hold_ms(&q, 1000), 0); /* a later pass never waits again */
+    ck_assert_int_eq(rr_status_hold_ms(&q, 1000), 0); /* a later pass with no hold left */
+    q.hold_left_ms = 400; /* a later pass of a held create that changed nothing: the rest */
+    ck_assert_int_eq(rr_status_hold_ms(&q, 1000), 400);
+    q.changed = 1; /* it did something in vCenter: the status tells at once */
+    ck_assert_int_eq(rr_status_hold_ms(&q, 1000), 0);
+    q.changed = 0;
+    q.has_ip = 1; /* the IP came: written now */
+    ck_assert_int_eq(rr_status_hold_ms(&q, 1000), 0);
+    q.has_ip = 0;
+    q.feed_live = 0; /* the feed went down meanwhile: nothing would tell */
+    ck_assert_int_eq(rr_status_hold_ms(&q, 1000), 0);
+    q.feed_live = 1;
+    q.hold_left_ms = 0;
     q.created = 1;
     q.feed_live = 0;
     ck_assert_int_eq(rr_status_hold_ms(&q, 1000), 0); /* nothing would tell when the IP comes */
