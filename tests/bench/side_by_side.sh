@@ -5,7 +5,8 @@
 #                                               env BENCH_RUNS)
 # Starts one tests/devenv in a temporary directory and builds the floor (floor/: Go, the govmomi release
 # the simulator is built from). Then, RUNS times, one after the other on the same simulator and API server:
-#   floor   floor/ creates N VMs at concurrency VMOP_WORKERS (vmop's --workers) doing per VM only the
+#   floor   floor/ creates N VMs at vmop's create concurrency (its create slots, --max-concurrent-creates:
+#           VMOP_MAX_CREATES, else 80% of VMOP_WORKERS as vmop's default) doing per VM only the
 #           vCenter work vmop does (clone with identity, reconfigure with size, reservations and
 #           cloud-init guestinfo, power on, read back, then the guest IP, polled for all waiting VMs in one
 #           call), then powers off and destroys them; vmop is stopped meanwhile, so nothing else talks to
@@ -22,8 +23,10 @@
 # second, below what its two cores sustain, instead of all N at once): the floor starts its i-th VM at
 # i / R s (-rate), and vmop's VMs are POSTed one at a time at the same moments (floor/kcreate.go, no
 # kubectl); each VM is timed from then to PoweredOn with an IP, and the figures are the per-VM latencies
-# (p50 / p90 / p99) and their ratio vmop/floor.
-# Env: VMOP_BUILD_DIR (default build-dev; any build dir), VMOP_WORKERS (default 8), BENCH_WAIT_S (bound
+# (p50 / p90 / p99) and their ratio vmop/floor. The floor then waits for the guest IP through a change feed
+# (-ip-wait feed), as vmop does, unless BENCH_FLOOR_ARGS says otherwise.
+# Env: VMOP_BUILD_DIR (default build-dev; any build dir), VMOP_WORKERS (default 8), VMOP_MAX_CREATES (vmop's
+# --max-concurrent-creates and the floor's -c; default 80% of the workers), BENCH_WAIT_S (bound
 # of each wait, default 60 + N), BENCH_KEEP=1 keeps the environment up, BENCH_FLOOR_ARGS more flags for
 # the floor (e.g. "-ip-wait feed -task-wait collector": floor/main.go).
 set -euo pipefail
@@ -35,6 +38,16 @@ WAIT_S=${BENCH_WAIT_S:-$((60 + N))}
 OUT=${BENCH_OUT:-/tmp/vmop-bench-side-by-side.json}
 export VMOP_BUILD_DIR=${VMOP_BUILD_DIR:-$BENCH_ROOT/build-dev}
 export VMOP_WORKERS=${VMOP_WORKERS:-8} # devenv-configure passes it to vmop as --workers
+# The same concurrency: the floor runs as many creates at once as vmop may (its create slots).
+if [ -n "${VMOP_MAX_CREATES:-}" ]; then
+    CREATES=$VMOP_MAX_CREATES
+    export VMOP_EXTRA_ARGS="${VMOP_EXTRA_ARGS:+$VMOP_EXTRA_ARGS }--max-concurrent-creates $CREATES"
+else
+    CREATES=$((VMOP_WORKERS * 80 / 100)) # vmop's default (VMC_DEFAULT_CREATES_PCT)
+    [ "$CREATES" -ge 1 ] || CREATES=1
+fi
+# gradual: the floor hears the guest IP through a change feed as vmop does (not a 200 ms poll)
+[ -z "${BENCH_RATE:-}" ] || BENCH_FLOOR_ARGS=${BENCH_FLOOR_ARGS:--ip-wait feed}
 [ -z "${BENCH_BACKLOG:-}" ] || export VMOP_EXTRA_ARGS="${VMOP_EXTRA_ARGS:+$VMOP_EXTRA_ARGS }--leader-elect"
 case $N$RUNS in *[!0-9]*) echo "usage: side_by_side.sh [N] [RUNS]" >&2; exit 2 ;; esac
 [ "$RUNS" -ge 1 ] || { echo "RUNS must be >= 1" >&2; exit 2; }
@@ -48,7 +61,7 @@ GO=$(command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 say "building the floor"
 PATH=$(dirname "$GO"):$PATH bench_build_floor "$DIR"
 
-say "starting the devenv in $DIR (build dir $VMOP_BUILD_DIR, $VMOP_WORKERS workers)"
+say "starting the devenv in $DIR (build dir $VMOP_BUILD_DIR, $VMOP_WORKERS workers, $CREATES creates at once)"
 bench_up "$DIR"
 
 floor() { # n out.json log: vmop stopped meanwhile; a failed floor run leaves its JSON (errors > 0)
@@ -56,7 +69,7 @@ floor() { # n out.json log: vmop stopped meanwhile; a failed floor run leaves it
     bench_operator_stop "$DIR"
     bench_cpu "$DIR" >"$2.cpu0"
     for ph in create delete; do # two runs, so that the simulator's CPU splits by phase
-        "$DIR/benchfloor" -devenv "$DIR" -phase $ph -n "$1" -c "$VMOP_WORKERS" -ip-timeout "${WAIT_S}s" \
+        "$DIR/benchfloor" -devenv "$DIR" -phase $ph -n "$1" -c "$CREATES" -ip-timeout "${WAIT_S}s" \
             ${BENCH_RATE:+-rate "$BENCH_RATE"} \
             -phase-timeout "$((WAIT_S * 2))s" ${BENCH_FLOOR_ARGS:-} >"$2.$ph" 2>>"$3" || say "floor $ph exited with $? (see $3)"
         bench_cpu "$DIR" >"$2.cpu-$ph"
@@ -89,7 +102,7 @@ if [ "${BENCH_WARMUP:-1}" != 0 ]; then
 fi
 
 for ((r = 1; r <= RUNS; r++)); do
-    say "run $r/$RUNS: floor, $N VMs at concurrency $VMOP_WORKERS"
+    say "run $r/$RUNS: floor, $N VMs at concurrency $CREATES"
     floor "$N" "$DIR/floor-$r.json" "$DIR/floor-$r.log"
     say "run $r/$RUNS: floor $(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("create %ss, delete %ss, %s errors" % (j.get("create_s"), j.get("delete_s"), j.get("errors")))' "$DIR/floor-$r.json" 2>/dev/null || echo "gave no result")"
     say "run $r/$RUNS: vmop, $N VMs with $VMOP_WORKERS workers"
@@ -97,9 +110,10 @@ for ((r = 1; r <= RUNS; r++)); do
     say "run $r/$RUNS: vmop $(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("create %ss, delete %ss, %d/%d ready" % (j["create_s"], j["delete_s"], j["ready"], j["n"]))' "$DIR/vmop-$r.json")"
 done
 
-python3 - "$DIR" "$N" "$RUNS" "$VMOP_WORKERS" "$OUT" <<'PY'
+python3 - "$DIR" "$N" "$RUNS" "$VMOP_WORKERS" "$OUT" "$CREATES" <<'PY'
 import json, statistics, sys
 d, n, runs, workers, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+creates = int(sys.argv[6])
 
 def load(p):
     try:
@@ -124,8 +138,8 @@ def methods(rows, key):  # median calls per VM by method
     names = sorted({m for x in rows for m in x.get(key, {})})
     return {m: round(statistics.median([x.get(key, {}).get(m, 0) / n for x in rows]), 2) for m in names}
 
-print("vmop vs its floor: %d VMs, concurrency %d (vmop --workers, floor -c), %d run(s); "
-      "vCenter simulator, real kube-apiserver" % (n, workers, runs))
+print("vmop vs its floor: %d VMs, %d creates at once (vmop's create slots with %d workers, floor -c), "
+      "%d run(s); vCenter simulator, real kube-apiserver" % (n, creates, workers, runs))
 print("%-7s | %8s %8s %6s | %8s %8s %6s | %8s %8s | %7s %7s | %8s" % (
     "run", "floor", "vmop", "ratio", "floor", "vmop", "ratio", "floor", "vmop", "floor", "vmop", "vmop"))
 print("%-7s | %8s %8s %6s | %8s %8s %6s | %8s %8s | %7s %7s | %8s" % (
@@ -226,7 +240,7 @@ print("ratio vmop/floor of the median create times (%s -> PoweredOn + IP): %s (g
 # The issue's measure where the machine's CPU is the bottleneck: each program's own CPU per VM created
 own = ratio(CPU["vmop"]["create"].get("operator", 0), CPU["floor"]["create"].get("floor", 0))
 print("ratio vmop/floor of the own CPU per VM created (the operator's process / the floor program's): %s" % own)
-res = {"n": n, "workers": workers, "runs": runs, "floor": M["floor"], "vmop": M["vmop"],
+res = {"n": n, "workers": workers, "creates": creates, "runs": runs, "floor": M["floor"], "vmop": M["vmop"],
        "ratio_create": rc, "ratio_own_cpu_create": own, "ratio_latency": lat or None, "cpu_ms_per_vm": CPU, "ratio_delete": ratio(M["vmop"]["delete_s"], M["floor"]["delete_s"]),
        "floor_methods_per_vm": {ph: methods(fl, "calls_%s_by_method" % ph) for ph in ("create", "delete")},
        "vmop_methods_per_vm": {ph: methods(vm, "calls_%s_by_method" % ph) for ph in ("create", "delete")},
