@@ -412,12 +412,14 @@ static vmop_rc start_webhooks(struct proc *p, const struct vmop_config *cfg, str
     p->adm_vm.priv.groups = (const char *const *)p->priv_groups;
     if (wh_server_start(&wc, &p->webhook, err) != VMOP_OK ||
         wh_server_add_admission(p->webhook, ADM_VM_MUTATE_PATH, adm_vm_mutate, &p->adm_vm, err) !=
-            VMOP_OK)
+            VMOP_OK ||
+        wh_server_add_admission(p->webhook, ADM_VM_MUTATE_ALL_PATH, adm_vm_mutate, &p->adm_vm,
+                                err) != VMOP_OK)
         return err->rc ? err->rc : VMOP_E_INTERNAL;
     {
-        static const char *const paths[] = {ADM_VM_VALIDATE_PATH, ADM_CLS_VALIDATE_PATH,
-                                            ADM_SVC_VALIDATE_PATH, ADM_NSB_VALIDATE_PATH,
-                                            ADM_VCE_VALIDATE_PATH};
+        static const char *const paths[] = {ADM_VM_VALIDATE_PATH,  ADM_VM_VALIDATE_ALL_PATH,
+                                            ADM_CLS_VALIDATE_PATH, ADM_SVC_VALIDATE_PATH,
+                                            ADM_NSB_VALIDATE_PATH, ADM_VCE_VALIDATE_PATH};
         for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
             if (wh_server_add_admission(p->webhook, paths[i], adm_validate, &p->adm_vm, err) !=
                 VMOP_OK)

@@ -1,6 +1,8 @@
 /* adm_vm.c: the VirtualMachine mutating webhook (see adm_vm.h). */
 #include "adm_vm.h"
+#include "adm_hub.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -9,6 +11,7 @@
 #include "api_admin.h"
 #include "api_class.h"
 #include "api_ferr.h"
+#include "api_convert.h"
 #include "api_json.h"
 #include "api_vm.h"
 #include "image_lookup.h"
@@ -158,26 +161,55 @@ static int add_controller_metadata(const struct adm_vm *a, const struct wh_admis
     return set_annotation(md, API_ANNOT_LAST_RESIZED, val) ? 1 : -1;
 }
 
-vmop_rc adm_vm_mutate(void *ud, const struct wh_admission_request *req,
+/* The request seen in the hub version (adm_hub.h): *ok = 1 to go on with hub->view. A request
+ * whose object does not convert is denied (*ok = 0), as the API server's conversion would have
+ * failed it. adm_hub_free() hub in every case. */
+static vmop_rc view_in_hub(const struct wh_admission_request *sent, struct adm_hub *hub,
+                           struct wh_admission_response *resp, int *ok, struct vmop_err *err)
+{
+    struct vmop_err cerr = {0};
+    char msg[VMOP_ERR_MSG_MAX + 64];
+
+    *ok = 0;
+    if (adm_hub_request(sent, hub, &cerr) == VMOP_OK) {
+        *ok = 1;
+        return VMOP_OK;
+    }
+    if (cerr.rc == VMOP_E_NOMEM)
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    snprintf(msg, sizeof(msg), "the object does not convert to %s: %s", API_CONVERT_HUB, cerr.msg);
+    if (wh_admission_deny(resp, 400, "BadRequest", msg) != VMOP_OK)
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory");
+    return VMOP_OK;
+}
+
+vmop_rc adm_vm_mutate(void *ud, const struct wh_admission_request *sent,
                       struct wh_admission_response *resp, struct vmop_err *err)
 {
     const struct adm_vm *a = ud;
+    const struct wh_admission_request *req = sent;
     struct api_vm *vm = NULL, *old = NULL;
     struct api_vm_default_ctx dctx;
     cJSON *mutated = NULL, *patch = NULL;
-    struct api_binding *b;
+    struct api_binding *b = NULL;
     struct api_admit_ctx ctx;
     struct api_ferrs fe = {0};
+    struct adm_hub hub;
     unsigned changed = 0;
+    int ok;
     vmop_rc rc, image_rc = VMOP_OK;
 
-    if ((req->op != WH_OP_CREATE && req->op != WH_OP_UPDATE) || !req->object ||
-        (req->sub_resource && *req->sub_resource))
+    if ((sent->op != WH_OP_CREATE && sent->op != WH_OP_UPDATE) || !sent->object ||
+        (sent->sub_resource && *sent->sub_resource))
         return VMOP_OK;
+    /* the rules below read the hub (v1alpha6), whatever version the request came in */
+    if ((rc = view_in_hub(sent, &hub, resp, &ok, err)) != VMOP_OK || !ok)
+        goto out;
+    req = &hub.view;
     /* an object that does not parse is left to validation (and the schema) to refuse */
     if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(req->object, "spec")) ||
         api_vm_parse(req->object, &vm, NULL) != VMOP_OK)
-        return VMOP_OK;
+        goto out;
     if (req->old_object && api_vm_parse(req->old_object, &old, NULL) != VMOP_OK)
         old = NULL;
     b = binding_of(a, req->namespace_);
@@ -204,8 +236,8 @@ vmop_rc adm_vm_mutate(void *ud, const struct wh_admission_request *req,
         rc = api_vm_to_json(vm, &mutated, err);
     if (rc == VMOP_OK && mutated && add_controller_metadata(a, req, mutated) < 0)
         rc = vmop_fail(err, VMOP_E_NOMEM, "out of memory");
-    if (rc == VMOP_OK && mutated)
-        rc = wh_patch_diff(req->object, mutated, &patch, err);
+    if (rc == VMOP_OK && mutated) /* a patch of the object as sent, in its version */
+        rc = adm_hub_patch(&hub, sent, mutated, &patch, err);
     if (rc == VMOP_OK && patch && !patch->child) {
         cJSON_Delete(patch); /* nothing to change */
         patch = NULL;
@@ -217,28 +249,38 @@ out:
     cJSON_Delete(mutated);
     api_vm_free(old);
     api_vm_free(vm);
+    adm_hub_free(&hub);
     return rc;
 }
 
-vmop_rc adm_validate(void *ud, const struct wh_admission_request *req,
+vmop_rc adm_validate(void *ud, const struct wh_admission_request *sent,
                      struct wh_admission_response *resp, struct vmop_err *err)
 {
     const struct adm_vm *a = ud;
-    enum api_admit_kind kind = api_admit_kind_parse(req->kind_group, req->kind);
+    const struct wh_admission_request *req;
+    enum api_admit_kind kind = api_admit_kind_parse(sent->kind_group, sent->kind);
     enum api_admit_op op;
     struct api_binding *b = NULL;
     struct api_admit_ctx ctx;
     struct api_ferrs fe = {0};
-    vmop_rc rc = VMOP_OK;
+    struct adm_hub hub;
+    int ok;
+    vmop_rc rc;
 
-    if (req->sub_resource && *req->sub_resource)
+    if (sent->sub_resource && *sent->sub_resource)
         return VMOP_OK; /* status is the controllers' */
-    if (req->op == WH_OP_CREATE)
+    if (sent->op == WH_OP_CREATE)
         op = API_ADMIT_CREATE;
-    else if (req->op == WH_OP_UPDATE)
+    else if (sent->op == WH_OP_UPDATE)
         op = API_ADMIT_UPDATE;
     else
         return VMOP_OK;
+    /* the rules read the hub (v1alpha6), whatever version the request came in */
+    if ((rc = view_in_hub(sent, &hub, resp, &ok, err)) != VMOP_OK || !ok) {
+        adm_hub_free(&hub);
+        return rc;
+    }
+    req = &hub.view;
     if (kind == API_KIND_VM)
         b = binding_of(a, req->namespace_);
     admit_ctx(a, req, b, &ctx);
@@ -246,5 +288,6 @@ vmop_rc adm_validate(void *ud, const struct wh_admission_request *req,
     if (fe.n)
         rc = deny(resp, &fe, err);
     api_binding_free(b);
+    adm_hub_free(&hub);
     return rc;
 }

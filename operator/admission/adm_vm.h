@@ -27,10 +27,15 @@
 #include "wh_server.h"
 
 /* The webhook paths, VM Operator's (the storage version's kind names them), and vmop's own for
- * its admin kinds in the same pattern. */
-#define ADM_VM_MUTATE_PATH    "/default-mutate-vmoperator-vmware-com-v1alpha6-virtualmachine"
-#define ADM_VM_VALIDATE_PATH  "/default-validate-vmoperator-vmware-com-v1alpha6-virtualmachine"
-#define ADM_CLS_VALIDATE_PATH "/default-validate-vmoperator-vmware-com-v1alpha6-virtualmachineclass"
+ * its admin kinds in the same pattern. The VirtualMachine webhooks are registered at every served
+ * version (adm_hub.h) at paths without a version, which a release that expects the hub alone does
+ * not serve (during a rolling upgrade it answers 404: the request is refused, never mis-read); the
+ * handlers behind the versioned paths are the same, for webhook configurations written before. */
+#define ADM_VM_MUTATE_PATH       "/default-mutate-vmoperator-vmware-com-v1alpha6-virtualmachine"
+#define ADM_VM_VALIDATE_PATH     "/default-validate-vmoperator-vmware-com-v1alpha6-virtualmachine"
+#define ADM_VM_MUTATE_ALL_PATH   "/default-mutate-vmoperator-vmware-com-virtualmachine"
+#define ADM_VM_VALIDATE_ALL_PATH "/default-validate-vmoperator-vmware-com-virtualmachine"
+#define ADM_CLS_VALIDATE_PATH    "/default-validate-vmoperator-vmware-com-v1alpha6-virtualmachineclass"
 #define ADM_SVC_VALIDATE_PATH                                                                      \
     "/default-validate-vmoperator-vmware-com-v1alpha6-virtualmachineservice"
 #define ADM_NSB_VALIDATE_PATH "/default-validate-infra-vmop-io-v1alpha1-namespacebinding"
@@ -48,11 +53,13 @@ struct adm_vm {
     struct api_privileged_cfg priv; /* who may set privileged-only fields (borrowed strings) */
 };
 
-/* wh_admit_fn for ADM_VM_MUTATE_PATH; ud is a struct adm_vm (borrowed). */
+/* wh_admit_fn for ADM_VM_MUTATE_PATH and ADM_VM_MUTATE_ALL_PATH; ud is a struct adm_vm
+ * (borrowed). A request in any served version (adm_hub.h). */
 vmop_rc adm_vm_mutate(void *ud, const struct wh_admission_request *req,
                       struct wh_admission_response *resp, struct vmop_err *err);
 
-/* wh_admit_fn for every ADM_*_VALIDATE_PATH (the kind comes from the request); ud as above. */
+/* wh_admit_fn for every ADM_*_VALIDATE*_PATH (the kind comes from the request); ud as above. A
+ * request in any served version (adm_hub.h). */
 vmop_rc adm_validate(void *ud, const struct wh_admission_request *req,
                      struct wh_admission_response *resp, struct vmop_err *err);
 

@@ -5,13 +5,18 @@
  * create or update of the main resource (status, delete) or does not parse gets no patch; a
  * create gets the controller's finalizer (not when paused), an update does not; a
  * tenant's own instanceUUID is refused and the operator's may; the validating webhook refuses an
- * imageName change; the conversion handler takes a v1alpha1 VM to v1alpha5 and back. */
+ * imageName change; the conversion handler takes a v1alpha1 VM to v1alpha5 and back; a create
+ * sent in each served version v1alpha1 .. v1alpha6 (the VirtualMachine webhooks are registered at
+ * all of them: adm_hub.h) is answered with a patch of the object as sent which, applied and
+ * converted to the hub, gives what the hub request gives; an object that does not convert is
+ * refused. */
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "adm_convert.h"
 #include "adm_vm.h"
+#include "api_convert.h"
 #include "check_main.h"
 
 /* no caches (image lookups find nothing, no binding); vmop's ServiceAccount is privileged */
@@ -331,6 +336,134 @@ START_TEST(convert_v1alpha1)
 }
 END_TEST
 
+/* ---- a request in each served version ---- */
+
+/* The member of obj at the JSON Pointer path's parent, and the last token (unescaped) into tok. */
+static cJSON *pointer_parent(cJSON *obj, const char *path, char *tok, size_t tok_size)
+{
+    const char *p = path;
+    ck_assert(*p == '/');
+    for (;;) {
+        size_t n = 0;
+        p++;
+        while (*p && *p != '/') {
+            char ch = *p++;
+            if (ch == '~') {
+                ch = *p == '1' ? '/' : '~';
+                p++;
+            }
+            ck_assert_uint_lt(n, tok_size - 1);
+            tok[n++] = ch;
+        }
+        tok[n] = '\0';
+        if (!*p)
+            return obj;
+        obj = cJSON_GetObjectItemCaseSensitive(obj, tok);
+        ck_assert_msg(cJSON_IsObject(obj), "patch path %s goes through a non-object", path);
+    }
+}
+
+/* Applies the add/replace/remove operations of the handler's patch to obj (the diff makes no other
+ * kind, and only of object members). */
+static void apply_patch(cJSON *obj, const cJSON *patch)
+{
+    const cJSON *op;
+    cJSON_ArrayForEach(op, patch)
+    {
+        const char *o = cJSON_GetObjectItemCaseSensitive(op, "op")->valuestring;
+        const char *path = cJSON_GetObjectItemCaseSensitive(op, "path")->valuestring;
+        char tok[256];
+        cJSON *parent = pointer_parent(obj, path, tok, sizeof(tok));
+        cJSON_DeleteItemFromObjectCaseSensitive(parent, tok);
+        if (strcmp(o, "remove"))
+            cJSON_AddItemToObject(
+                parent, tok, cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(op, "value"), 1));
+    }
+}
+
+static const char *str_at(const cJSON *o, const char *a, const char *b, const char *c)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b)
+        v = cJSON_GetObjectItemCaseSensitive(v, b);
+    if (c)
+        v = cJSON_GetObjectItemCaseSensitive(v, c);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+START_TEST(mutate_in_each_version)
+{
+    cJSON *hub = cJSON_Parse("{\"apiVersion\":\"vmoperator.vmware.com/v1alpha6\","
+                             "\"kind\":\"VirtualMachine\",\"metadata\":{\"name\":\"web\","
+                             "\"namespace\":\"default\"},\"spec\":{\"className\":\"small\","
+                             "\"imageName\":\"ubuntu\",\"bootstrap\":{\"cloudInit\":{"
+                             "\"rawCloudConfig\":{\"name\":\"cc\",\"key\":\"user-data\"}}}}}");
+    ck_assert_ptr_nonnull(hub);
+    for (int v = 1; v <= API_CONVERT_MAX_VERSION; v++) {
+        char av[64];
+        cJSON *sent = NULL, *after = NULL;
+        struct vmop_err err = {0};
+        struct wh_admission_response r;
+        const cJSON *fins;
+        const char *iu, *bu;
+        snprintf(av, sizeof(av), "vmoperator.vmware.com/v1alpha%d", v);
+        ck_assert_int_eq(api_convert(hub, av, &sent, &err), VMOP_OK);
+        run(WH_OP_CREATE, "", sent, NULL, &r);
+        ck_assert_msg(r.patch && cJSON_GetArraySize(r.patch) > 0, "%s: no patch", av);
+        /* every operation is on the object as sent, whose apiVersion stays */
+        ck_assert_ptr_null(patched(&r, "/apiVersion"));
+        apply_patch(sent, r.patch);
+        ck_assert_str_eq(str_at(sent, "apiVersion", NULL, NULL), av);
+        ck_assert_int_eq(api_convert(sent, API_CONVERT_HUB_GV, &after, &err), VMOP_OK);
+        /* what the hub request gets (create_gets_defaults, create_gets_finalizer) */
+        iu = str_at(after, "spec", "instanceUUID", NULL);
+        bu = str_at(after, "spec", "biosUUID", NULL);
+        ck_assert_msg(iu && strlen(iu) == 36, "%s: instanceUUID %s", av, iu ? iu : "(none)");
+        ck_assert_msg(bu && strlen(bu) == 36, "%s: biosUUID", av);
+        ck_assert_str_eq(str_at(after, "spec", "powerState", NULL), "PoweredOn");
+        ck_assert_str_eq(str_at(after, "spec", "powerOffMode", NULL), "TrySoft");
+        ck_assert_str_eq(str_at(after, "spec", "className", NULL), "small");
+        fins = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(after, "metadata"),
+                                                "finalizers");
+        ck_assert_msg(cJSON_GetArraySize(fins) == 1 &&
+                          !strcmp(cJSON_GetArrayItem(fins, 0)->valuestring, ADM_VM_FINALIZER),
+                      "%s: finalizers", av);
+        { /* cloudInit.instanceID = biosUUID */
+            const cJSON *ci = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(after, "spec"),
+                                                 "bootstrap"),
+                "cloudInit");
+            ck_assert_msg(str_at(ci, "instanceID", NULL, NULL) &&
+                              !strcmp(str_at(ci, "instanceID", NULL, NULL), bu),
+                          "%s: cloudInit.instanceID", av);
+        }
+        wh_admission_response_deinit(&r);
+        cJSON_Delete(after);
+        cJSON_Delete(sent);
+    }
+    cJSON_Delete(hub);
+}
+END_TEST
+
+/* A request whose object does not convert to the hub is refused, as the API server's conversion
+ * would have failed it; a hub request is not converted. */
+START_TEST(unconvertible_refused)
+{
+    cJSON *bad = cJSON_Parse("{\"apiVersion\":\"vmoperator.vmware.com/v1alpha5\","
+                             "\"kind\":\"VirtualMachine\",\"metadata\":{\"name\":\"web\"},"
+                             "\"spec\":\"not an object\"}");
+    struct wh_admission_response r;
+    ck_assert_int_eq(call(adm_vm_mutate, WH_OP_CREATE, "", bad, NULL, &r), 0);
+    ck_assert_int_eq(r.code, 400);
+    ck_assert_ptr_nonnull(strstr(r.message, "does not convert"));
+    wh_admission_response_deinit(&r);
+    ck_assert_int_eq(call(adm_validate, WH_OP_CREATE, "", bad, NULL, &r), 0);
+    ck_assert_int_eq(r.code, 400);
+    wh_admission_response_deinit(&r);
+    cJSON_Delete(bad);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("adm_vm");
@@ -344,6 +477,8 @@ int main(void)
     tcase_add_test(tc, create_gets_finalizer);
     tcase_add_test(tc, update_gets_no_finalizer);
     tcase_add_test(tc, convert_v1alpha1);
+    tcase_add_test(tc, mutate_in_each_version);
+    tcase_add_test(tc, unconvertible_refused);
     suite_add_tcase(s, tc);
     return vmop_check_run(s);
 }
