@@ -817,12 +817,12 @@ int vcfeed_expect(struct vcfeed *f, const char *moref_value, const char *path, l
     return held;
 }
 
-/* 1 while news of some VM is expected (vcfeed_expect) and not overdue; the lapsed expectations
- * are dropped on the way. */
-static int expecting(struct vcfeed *f)
+/* How many VMs' news is expected (vcfeed_expect) and not overdue; the lapsed expectations are
+ * dropped on the way. */
+static size_t expecting(struct vcfeed *f)
 {
     int64_t now = vmop_mono_ms();
-    int yes = 0;
+    size_t n_expected;
 
     pthread_mutex_lock(&f->seen_mu);
     for (;;) { /* no removal while walking: up to 8 lapsed entries a walk */
@@ -838,9 +838,9 @@ static int expecting(struct vcfeed *f)
         if (n < 8)
             break;
     }
-    yes = f->expects.len > 0;
+    n_expected = f->expects.len;
     pthread_mutex_unlock(&f->seen_mu);
-    return yes;
+    return n_expected;
 }
 
 int vcfeed_watching(struct vcfeed *f, const char *moref_value)
@@ -901,7 +901,10 @@ static int stoppable_wait(struct vcfeed_worker *wk, long ms)
 }
 
 /* The pause after an answer with changes (t0: when that WaitForUpdatesEx went out): until
- * coalesce_ms after t0, or VCFEED_EXPECT_COALESCE_MS after it while news of a VM is expected; a
+ * coalesce_ms after t0; while news of n VMs is expected, until VCFEED_EXPECT_COALESCE_MS * n
+ * after it, if that is sooner. One VM waited for is asked about at once; a burst (many VMs
+ * waited for, their changes coming in every answer) keeps the usual pace, since asking sooner
+ * would cost a WaitForUpdatesEx per change and each answer serves every waiter. A
  * vcfeed_expect meanwhile makes it look again. Returns 1 when the worker was told to stop. */
 static int coalesce_wait(struct vcfeed_worker *wk, int64_t t0)
 {
@@ -913,8 +916,9 @@ static int coalesce_wait(struct vcfeed_worker *wk, int64_t t0)
     gen = f->expect_gen;
     pthread_mutex_unlock(&f->lock);
     for (;;) {
-        long pause = expecting(f) && VCFEED_EXPECT_COALESCE_MS < f->coalesce_ms
-                         ? VCFEED_EXPECT_COALESCE_MS
+        size_t n = expecting(f);
+        long pause = n && n < (size_t)(f->coalesce_ms / VCFEED_EXPECT_COALESCE_MS)
+                         ? VCFEED_EXPECT_COALESCE_MS * (long)n
                          : f->coalesce_ms;
         int64_t until_ms = t0 + pause;
         struct timespec until;

@@ -129,11 +129,13 @@ int vcfeed_watching(struct vcfeed *f, const char *moref_value);
 /* Asks for news of a VM soon: a caller has put something off until the feed tells it about the VM
  * (the VM controller holding a new VM's status write for the guest's IP). Until the feed hears a
  * change of the VM at path (a watched property path; NULL or not watched: at any path), or
- * within_ms pass, its pause after an answer with changes is VCFEED_EXPECT_COALESCE_MS instead of
- * coalesce_ms, and a pause under way is cut short. within_ms <= 0: the caller no longer waits (it
- * heard the news another way): the VM's expectation is dropped. vcfeed_wait_power drops it when
- * it hears the power state it waits for. A VM no watch holds yet (just created) may be expected:
- * its entry into the feed is news of every path. Returns 1 when a watch holds the VM. */
+ * within_ms pass, its pause after an answer with changes is VCFEED_EXPECT_COALESCE_MS per VM
+ * whose news is expected, when that is less than coalesce_ms (one VM: 20 ms; a burst of ten
+ * or more keeps the usual pace), and a pause under way is cut short. within_ms <= 0: the caller no
+ * longer waits (it heard the news another way): the VM's expectation is dropped. vcfeed_wait_power
+ * drops it when it hears the power state it waits for. A VM no watch holds yet (just created) may
+ * be expected: its entry into the feed is news of every path. Returns 1 when a watch holds the VM.
+ */
 #define VCFEED_EXPECT_COALESCE_MS 20L
 /* flags: the news goes to vcfeed_opts.enqueue_expected (a reconcile waits for it) instead of
  * enqueue (a waiter of vcfeed_wait_power hears it anyway) */
