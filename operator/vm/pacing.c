@@ -8,17 +8,32 @@
 
 static void drop_waiter(struct pacing *p, const char *key);
 
-/* p->own's values: the resourceVersion of a key's last own write and when it was made */
-struct own_rec {
-    int64_t at_ms;
-    char rv[];
+/* The values of p->own and p->held: a text and a time. p->own: the resourceVersion of the key's
+ * last own write and when it was made; p->held: the moref of the VM the key's create made and
+ * when its hold ends. */
+struct stamped {
+    int64_t ms;
+    char text[];
 };
 
-/* p->held's values */
-struct held_rec {
-    int64_t until_ms;
-    char moref[];
-};
+/* key -> (text, ms) in m; a NULL or empty text drops key's entry (mu held). Out of memory: no
+ * entry either (no own-write record: the event re-queues as before; no held create: the passes
+ * search vCenter and write the status at once). */
+static void stamp_put(struct vmop_map *m, const char *key, const char *text, int64_t ms)
+{
+    struct stamped *v = NULL;
+    if (text && *text) {
+        size_t n = strlen(text) + 1;
+        if ((v = malloc(sizeof(*v) + n)) != NULL) {
+            v->ms = ms;
+            memcpy(v->text, text, n);
+        }
+    }
+    if (!v || vmop_map_put(m, key, v) != VMOP_OK) {
+        free(v);
+        vmop_map_del(m, key);
+    }
+}
 
 void pacing_init(struct pacing *p, unsigned max_creates, unsigned workers, unsigned pct)
 {
@@ -47,36 +62,24 @@ void pacing_free(struct pacing *p)
 
 void pacing_note_own(struct pacing *p, const char *key, const char *rv, int64_t now_ms)
 {
-    struct own_rec *rec = NULL;
     if (!key)
         return;
     pthread_mutex_lock(&p->mu);
-    if (rv && *rv) {
-        size_t n = strlen(rv) + 1;
-        rec = malloc(sizeof(*rec) + n);
-        if (rec) {
-            rec->at_ms = now_ms;
-            memcpy(rec->rv, rv, n);
-        }
-    }
-    if (!rec || vmop_map_put(&p->own, key, rec) != VMOP_OK) {
-        free(rec); /* out of memory: no record, so the event re-queues as before */
-        vmop_map_del(&p->own, key);
-    }
+    stamp_put(&p->own, key, rv, now_ms);
     pthread_mutex_unlock(&p->mu);
 }
 
 int pacing_own_pending(struct pacing *p, const char *key, const char *cached_rv, int64_t now_ms,
                        long max_age_ms)
 {
-    const struct own_rec *rec;
+    const struct stamped *rec;
     int pending = 0;
     if (!key)
         return 0;
     pthread_mutex_lock(&p->mu);
     rec = vmop_map_get(&p->own, key);
-    if (rec && (!cached_rv || strcmp(rec->rv, cached_rv)) && now_ms - rec->at_ms < max_age_ms) {
-        if (vmop_rv_cmp(cached_rv, rec->rv) == 1)
+    if (rec && (!cached_rv || strcmp(rec->text, cached_rv)) && now_ms - rec->ms < max_age_ms) {
+        if (vmop_rv_cmp(cached_rv, rec->text) == 1)
             vmop_map_del(&p->own, key); /* the cache is past the write: its event came first */
         else
             pending = 1;
@@ -87,13 +90,13 @@ int pacing_own_pending(struct pacing *p, const char *key, const char *cached_rv,
 
 int pacing_take_own(struct pacing *p, const char *key, const char *rv)
 {
-    const struct own_rec *mine;
+    const struct stamped *mine;
     int own = 0;
     if (!key || !rv || !*rv)
         return 0;
     pthread_mutex_lock(&p->mu);
     mine = vmop_map_get(&p->own, key);
-    if (mine && !strcmp(mine->rv, rv)) {
+    if (mine && !strcmp(mine->text, rv)) {
         own = 1;
         vmop_map_del(&p->own, key);
     }
@@ -103,28 +106,16 @@ int pacing_take_own(struct pacing *p, const char *key, const char *rv)
 
 void pacing_hold_note(struct pacing *p, const char *key, const char *moref, int64_t until_ms)
 {
-    struct held_rec *rec = NULL;
     if (!key)
         return;
     pthread_mutex_lock(&p->mu);
-    if (moref && *moref) {
-        size_t n = strlen(moref) + 1;
-        rec = malloc(sizeof(*rec) + n);
-        if (rec) {
-            rec->until_ms = until_ms;
-            memcpy(rec->moref, moref, n);
-        }
-    }
-    if (!rec || vmop_map_put(&p->held, key, rec) != VMOP_OK) {
-        free(rec);
-        vmop_map_del(&p->held, key);
-    }
+    stamp_put(&p->held, key, moref, until_ms);
     pthread_mutex_unlock(&p->mu);
 }
 
 long pacing_hold_get(struct pacing *p, const char *key, int64_t now_ms, char *moref, size_t size)
 {
-    const struct held_rec *rec;
+    const struct stamped *rec;
     long left = 0;
     if (size)
         moref[0] = '\0';
@@ -133,10 +124,10 @@ long pacing_hold_get(struct pacing *p, const char *key, int64_t now_ms, char *mo
     pthread_mutex_lock(&p->mu);
     rec = vmop_map_get(&p->held, key);
     if (rec) {
-        if (size && strlen(rec->moref) < size)
-            memcpy(moref, rec->moref, strlen(rec->moref) + 1);
-        if (rec->until_ms > now_ms)
-            left = (long)(rec->until_ms - now_ms);
+        if (size && strlen(rec->text) < size)
+            memcpy(moref, rec->text, strlen(rec->text) + 1);
+        if (rec->ms > now_ms)
+            left = (long)(rec->ms - now_ms);
     }
     pthread_mutex_unlock(&p->mu);
     return left;
