@@ -130,7 +130,8 @@ def load(paths):
     for p in paths:
         r = json.load(open(p))
         v, f = (r.get("vmop") or {}).get("create_s"), (r.get("floor") or {}).get("create_s")
-        e = by_n.setdefault(int(r["n"]), {"vmop": [], "floor": [], "workers": r.get("workers"), "runs": 0})
+        e = by_n.setdefault(int(r["n"]), {"vmop": [], "floor": [], "workers": r.get("workers"),
+                                          "creates": r.get("creates"), "runs": 0})
         if isinstance(v, (int, float)):
             e["vmop"].append(v)
         if isinstance(f, (int, float)):
@@ -140,7 +141,8 @@ def load(paths):
     for n in sorted(by_n):
         e = by_n[n]
         pts.append((n, statistics.median(e["vmop"]) if e["vmop"] else None,
-                    statistics.median(e["floor"]) if e["floor"] else None, e["workers"], e["runs"]))
+                    statistics.median(e["floor"]) if e["floor"] else None, e["workers"], e["runs"],
+                    e["creates"]))
     return pts
 
 
@@ -177,8 +179,11 @@ def plot(pts, out):
     c.line(L, T, L, H - B, BLACK, 2)
     c.line(L, H - B, W - R, H - B, BLACK, 2)
     workers = sorted({p[3] for p in pts if p[3]})
+    creates = sorted({p[5] for p in pts if p[5]})  # side_by_side.sh's JSON since the floor's -c is them
     c.text(W // 2, 18, "provisioning time vs number of VMs", BLACK, anchor="center")
-    c.text(W // 2, 44, "apply -> all PoweredOn + IP, median, %s workers" % "/".join(map(str, workers)),
+    c.text(W // 2, 44, "apply -> all PoweredOn + IP, median, %s workers%s" % (
+        "/".join(map(str, workers)),
+        ", %s creates at once" % "/".join(map(str, creates)) if creates else ""),
            GREY, scale=1, anchor="center")
     c.text((L + W - R) // 2, H - 40, "VMs", BLACK, anchor="center")
     c.text(14, T - 30, "seconds", BLACK)
@@ -198,7 +203,7 @@ def plot(pts, out):
             if p[idx] is not None:
                 x, y = int(X(p[0])), int(Y(p[idx]))
                 c.rect(x - 4, y - 4, x + 4, y + 4, colour)
-    for n, v, f, _, _ in pts:
+    for n, v, f, _, _, _ in pts:
         if v is not None and f:
             c.text(int(X(n)), int(Y(v)) - 24, "x%.2f" % (v / f), VMOP, anchor="center")
 
@@ -221,7 +226,7 @@ def main(argv):
         sys.stderr.write("plot.py: no results\n")
         return 1
     plot(pts, argv[-1])
-    for n, v, f, w, runs in pts:
+    for n, v, f, w, runs, _ in pts:
         print("n=%d: vmop %s s, floor %s s%s" % (n, v, f, (", ratio %.2f" % (v / f)) if v and f else ""))
     print("wrote %s" % argv[-1])
     return 0
