@@ -173,6 +173,27 @@ static int depth_within(const cJSON *j, int max)
     return 1;
 }
 
+/* Fails when j (what: "the object" or the annotation) gives one member name twice in an object. */
+static vmop_rc check_dup_keys(const cJSON *j, int max_depth, const char *kind, const char *what,
+                              struct vmop_err *err)
+{
+    char path[256];
+    switch (cv_find_dup_key(j, max_depth, path, sizeof(path))) {
+    case 0:
+        return VMOP_OK;
+    case 1:
+        return vmop_fail(err, VMOP_E_INVALID,
+                         "%s of the %s to convert gives member %.200s more than once", what, kind,
+                         path);
+    case -1:
+        return vmop_fail(err, VMOP_E_INVALID,
+                         "%s of the %s to convert is nested deeper than %d levels", what, kind,
+                         max_depth);
+    default:
+        return vmop_fail(err, VMOP_E_NOMEM, "out of memory checking a %s", kind);
+    }
+}
+
 static vmop_rc parse_data(const cJSON *v, cJSON **ret, struct vmop_err *err)
 {
     cJSON *d;
@@ -200,6 +221,9 @@ static vmop_rc to_hub(const struct cv_kind *k, cJSON *obj, int from, struct vmop
     vmop_rc rc = VMOP_OK;
 
     if (raw && (rc = parse_data(raw, &data, err)) != VMOP_OK)
+        goto out;
+    if (data && (rc = check_dup_keys(data, API_CONVERT_MAX_DEPTH, k->kind,
+                                     "annotation " API_CONVERT_ANNOTATION, err)) != VMOP_OK)
         goto out;
     cv.has_data = data != NULL;
     run_up(&cv, k, obj, from);
@@ -330,7 +354,8 @@ static vmop_rc check_input(const cJSON *obj, const struct cv_kind **ret_kind, in
                          "metadata.annotations of the %s to convert must "
                          "be an object",
                          kind);
-    return VMOP_OK;
+    /* a version's own form is at most two levels deeper than its hub form (checked later) */
+    return check_dup_keys(obj, API_CONVERT_MAX_DEPTH + 2, kind, "the object", err);
 }
 
 /* The depth is checked in the hub form, the one every conversion passes through: a version's

@@ -43,7 +43,8 @@
 /* Converts obj (any served version of a known kind; borrowed) to desired_api_version
  * ("vmoperator.vmware.com/v1alphaN"). *ret: a new object (cJSON_Delete it). Fails with
  * VMOP_E_INVALID and a message naming the problem for a non-object, a missing or unknown kind or
- * apiVersion, metadata/spec/status that are not objects, an object nested deeper than
+ * apiVersion, metadata/spec/status that are not objects, a member name given twice in one object
+ * (there or in the conversion-data annotation), an object nested deeper than
  * API_CONVERT_MAX_DEPTH in its hub form, or a conversion-data annotation that is not a JSON object;
  * VMOP_E_NOMEM when out of memory. */
 vmop_rc api_convert(const cJSON *obj, const char *desired_api_version, cJSON **ret,

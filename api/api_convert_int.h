@@ -11,6 +11,7 @@
 #define VMOP_API_CONVERT_INT_H
 
 #include <cjson/cJSON.h>
+#include <stddef.h>
 
 #include "vmop_err.h"
 
@@ -66,6 +67,12 @@ int cv_move(struct cv *cv, cJSON *root, const char *from, const char *to);
 void cv_prune_empty(cJSON *o, const char *k);
 /* A deep copy (NULL in, NULL out; NOMEM recorded). */
 cJSON *cv_dup(struct cv *cv, const cJSON *j);
+/* Looks for an object member name given twice in one object anywhere in j (JSON allows it; the
+ * steps would not agree on which one counts: lookups take the first, copies walk both). Returns
+ * 0 when there is none; 1 with the duplicate's path ("spec.network.interfaces[0].name") in path
+ * (n bytes, truncated to fit); -1 when j nests deeper than max_depth (j itself is level 1;
+ * recursion is bounded by it); -2 when out of memory. */
+int cv_find_dup_key(const cJSON *j, int max_depth, char *path, size_t n);
 /* Renames string values: when o[k] equals from[i], it becomes to[i] (n pairs). */
 void cv_map_str(struct cv *cv, cJSON *o, const char *k, const char *const *from,
                 const char *const *to, int n);

@@ -1,5 +1,6 @@
 /* api_convert_util.c: small cJSON tree helpers the conversion steps use (see api_convert_int.h).
  * Owns nothing: every helper works on trees its caller owns. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,4 +200,86 @@ void cv_map_str(struct cv *cv, cJSON *o, const char *k, const char *const *from,
             return;
         }
     }
+}
+
+static const char *key_of(const cJSON *m)
+{
+    return m->string ? m->string : "";
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A member name o holds twice, or NULL (*nomem set when the scan could not allocate): a pairwise
+ * scan for small objects, a sort of the names for large ones (an object may carry thousands). */
+static const char *dup_among_members(const cJSON *o, int *nomem)
+{
+    const cJSON *a, *b;
+    const char **names, *dup = NULL;
+    size_t n = 0, i;
+
+    cJSON_ArrayForEach(a, o) n++;
+    if (n <= 16) {
+        for (a = o->child; a && !dup; a = a->next)
+            for (b = a->next; b && !dup; b = b->next)
+                if (strcmp(key_of(a), key_of(b)) == 0)
+                    dup = key_of(a);
+        return dup;
+    }
+    if (!(names = malloc(n * sizeof(*names)))) {
+        *nomem = 1;
+        return NULL;
+    }
+    i = 0;
+    cJSON_ArrayForEach(a, o) names[i++] = key_of(a);
+    qsort(names, n, sizeof(*names), cmp_key);
+    for (i = 1; i < n && !dup; i++)
+        if (strcmp(names[i - 1], names[i]) == 0)
+            dup = names[i];
+    free(names);
+    return dup;
+}
+
+/* path[0..len) is j's own path; members append ".name" or "[i]" after it. */
+static int find_dup(const cJSON *j, int max_depth, char *path, size_t n, size_t len)
+{
+    const cJSON *it;
+    const char *dup;
+    size_t i = 0;
+    int nomem = 0, r;
+
+    if (!cJSON_IsObject(j) && !cJSON_IsArray(j))
+        return 0;
+    if (max_depth < 1)
+        return -1;
+    if (cJSON_IsObject(j) && (dup = dup_among_members(j, &nomem)) != NULL) {
+        snprintf(path + len, n - len, "%s%s", len ? "." : "", dup);
+        return 1;
+    }
+    if (nomem)
+        return -2;
+    cJSON_ArrayForEach(it, j)
+    {
+        int w = cJSON_IsObject(j)
+                    ? snprintf(path + len, n - len, "%s%s", len ? "." : "", key_of(it))
+                    : snprintf(path + len, n - len, "[%zu]", i);
+        size_t sub = len + (w > 0 ? (size_t)w : 0);
+        if (sub >= n)
+            sub = n - 1;
+        if ((r = find_dup(it, max_depth - 1, path, n, sub)) != 0)
+            return r;
+        i++;
+    }
+    path[len] = '\0';
+    return 0;
+}
+
+int cv_find_dup_key(const cJSON *j, int max_depth, char *path, size_t n)
+{
+    if (!path || n == 0)
+        return -2;
+    path[0] = '\0';
+    return find_dup(j, max_depth, path, n, 0);
 }

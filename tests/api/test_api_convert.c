@@ -258,6 +258,41 @@ START_TEST(bad_input)
 }
 END_TEST
 
+/* A member name given twice in one object (valid JSON, never sent by the API server) is refused
+ * with its path: lookups would take the first and the conversion data would keep the second, so
+ * what converts down would not convert back (found by the fuzzer). */
+START_TEST(duplicate_members)
+{
+    const char *a1 = "vmoperator.vmware.com/v1alpha1", *a6 = "vmoperator.vmware.com/v1alpha6";
+    char big[4096];
+    size_t n;
+    int i;
+
+    expect_invalid("{\"apiVersion\":\"vmoperator.vmware.com/v1alpha2\",\"kind\":"
+                   "\"VirtualMachineImage\",\"spec\":{\"type\":\"ovf\"},\"spec\":\"x\"}",
+                   a1, "gives member spec more than once");
+    expect_invalid("{\"apiVersion\":\"vmoperator.vmware.com/v1alpha2\",\"kind\":"
+                   "\"VirtualMachine\",\"spec\":{\"network\":{\"interfaces\":[{\"name\":\"a\"},"
+                   "{\"name\":\"b\",\"name\":\"c\"}]}}}",
+                   a6, "gives member spec.network.interfaces[1].name more than once");
+    /* a large object (the sorted scan) */
+    n = (size_t)snprintf(big, sizeof(big),
+                         "{\"apiVersion\":\"vmoperator.vmware.com/v1alpha2\",\"kind\":"
+                         "\"VirtualMachine\",\"metadata\":{\"labels\":{");
+    for (i = 0; i < 40; i++)
+        n += (size_t)snprintf(big + n, sizeof(big) - n, "\"k%02d\":\"v\",", i);
+    snprintf(big + n, sizeof(big) - n, "\"k17\":\"w\"}}}");
+    expect_invalid(big, a6, "gives member metadata.labels.k17 more than once");
+    /* in the stored hub data */
+    expect_invalid("{\"apiVersion\":\"vmoperator.vmware.com/v1alpha2\",\"kind\":"
+                   "\"VirtualMachine\",\"metadata\":{\"annotations\":{\"" API_CONVERT_ANNOTATION
+                   "\":\"{\\\"spec\\\":{},\\\"spec\\\":1}\"}}}",
+                   a6,
+                   "annotation " API_CONVERT_ANNOTATION
+                   " of the VirtualMachine to convert gives member spec more than once");
+}
+END_TEST
+
 /* Wrong types below spec/status are not errors: they pass through (the API server's schema
  * rejects them), and nothing crashes. */
 START_TEST(wrong_types_pass)
@@ -365,6 +400,7 @@ int main(void)
     tcase_add_test(tc, annotation_keeps_hub_fields);
     tcase_add_test(tc, v1alpha2_create_keeps_resolved_image);
     tcase_add_test(tc, bad_input);
+    tcase_add_test(tc, duplicate_members);
     tcase_add_test(tc, wrong_types_pass);
     tcase_add_test(tc, depth_limit);
     tcase_add_test(tc, served);
