@@ -22,6 +22,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 export BENCH_N=${1:-${BENCH_N:-1000}}
 export BENCH_WINDOW_S=${2:-${BENCH_WINDOW_S:-600}}
 export VMOP_BUILD_DIR=${VMOP_BUILD_DIR:-$ROOT/build-dev}
+export VMOP_WORKERS=${VMOP_WORKERS:-4} # vmop's own default (the devenv's is 8)
 export VMOP_RESYNC_S=${VMOP_RESYNC_S:-3600} VMOP_IMAGE_SYNC_S=${VMOP_IMAGE_SYNC_S:-300} # vmop's defaults
 exec python3 - "$ROOT" <<'PY'
 import json, os, re, sys, time

@@ -25,6 +25,7 @@ export BENCH_OOB_N=${BENCH_OOB_N:-30}
 export BENCH_VMS=${BENCH_VMS:-5}
 export BENCH_OUT=${BENCH_OUT:-/tmp/vmop-bench-latency.json}
 export VMOP_BUILD_DIR=${VMOP_BUILD_DIR:-$ROOT/build-dev}
+export VMOP_WORKERS=${VMOP_WORKERS:-4} # vmop's own default (the devenv's is 8)
 BIN=$(mktemp -d /tmp/vmop-bench-latency-bin.XXXXXX)
 trap 'rm -rf "$BIN"' EXIT
 (cd "$ROOT/tests/bench/floor" && GOTOOLCHAIN=local GOFLAGS=-mod=readonly go build -o "$BIN/benchfloor" .)
@@ -91,7 +92,7 @@ GOALS = [("patch_vcenter_off", "patch PoweredOff (Hard) -> vCenter poweredOff", 
          ("oob_status_changed", "out-of-band power-off -> VirtualMachine object changed", None)]
 
 env = cl.Env(os.environ["VMOP_BUILD_DIR"], tag="bench-latency",
-             workers=int(os.environ.get("VMOP_WORKERS", "8")))
+             workers=int(os.environ.get("VMOP_WORKERS", "4")))
 kd = tempfile.mkdtemp(prefix="vmop-bench-latency-kube.")
 rc = 0
 try:

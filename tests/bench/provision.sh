@@ -7,13 +7,14 @@
 # phases: wall time, vCenter calls per VM (SOAP + REST, from vmop's /metrics = vim_client_stats),
 # Kubernetes requests per VM (vmop's client), and the operator's peak RSS (/proc VmHWM).
 # Env: VMOP_BUILD_DIR (default build-dev), BENCH_WAIT_S (default 60 + N), BENCH_KEEP=1 keeps it up,
-# VMOP_WORKERS (default 8). The devenv and the apply/wait/delete cycle: lib.sh.
+# VMOP_WORKERS (default 4, vmop's own). The devenv and the apply/wait/delete cycle: lib.sh.
 set -euo pipefail
 BENCH_ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$BENCH_ROOT/tests/bench/lib.sh"
 N=${1:-${BENCH_N:-200}}
 WAIT_S=${BENCH_WAIT_S:-$((60 + N))}
 export VMOP_BUILD_DIR=${VMOP_BUILD_DIR:-$BENCH_ROOT/build-dev}
+export VMOP_WORKERS=${VMOP_WORKERS:-4} # vmop's own default (the devenv's is 8)
 DIR=$(mktemp -d /tmp/vmop-bench.XXXXXX)
 trap 'bench_down "$DIR"' EXIT
 

@@ -25,7 +25,7 @@
 # kubectl); each VM is timed from then to PoweredOn with an IP, and the figures are the per-VM latencies
 # (p50 / p90 / p99) and their ratio vmop/floor. The floor then waits for the guest IP through a change feed
 # (-ip-wait feed), as vmop does, unless BENCH_FLOOR_ARGS says otherwise.
-# Env: VMOP_BUILD_DIR (default build-dev; any build dir), VMOP_WORKERS (default 8), VMOP_MAX_CREATES (vmop's
+# Env: VMOP_BUILD_DIR (default build-dev; any build dir), VMOP_WORKERS (default 4, vmop's own), VMOP_MAX_CREATES (vmop's
 # --max-concurrent-creates and the floor's -c; default 80% of the workers), BENCH_WAIT_S (bound
 # of each wait, default 60 + N), BENCH_KEEP=1 keeps the environment up, BENCH_FLOOR_ARGS more flags for
 # the floor (e.g. "-ip-wait feed -task-wait collector": floor/main.go).
@@ -37,7 +37,7 @@ RUNS=${2:-${BENCH_RUNS:-3}}
 WAIT_S=${BENCH_WAIT_S:-$((60 + N))}
 OUT=${BENCH_OUT:-/tmp/vmop-bench-side-by-side.json}
 export VMOP_BUILD_DIR=${VMOP_BUILD_DIR:-$BENCH_ROOT/build-dev}
-export VMOP_WORKERS=${VMOP_WORKERS:-8} # devenv-configure passes it to vmop as --workers
+export VMOP_WORKERS=${VMOP_WORKERS:-4} # vmop's own default; devenv-configure passes it as --workers
 # The same concurrency: the floor runs as many creates at once as vmop may (its create slots).
 if [ -n "${VMOP_MAX_CREATES:-}" ]; then
     CREATES=$VMOP_MAX_CREATES
