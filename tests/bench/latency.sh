@@ -92,7 +92,7 @@ GOALS = [("patch_vcenter_off", "patch PoweredOff (Hard) -> vCenter poweredOff", 
          ("oob_status_changed", "out-of-band power-off -> VirtualMachine object changed", None)]
 
 env = cl.Env(os.environ["VMOP_BUILD_DIR"], tag="bench-latency",
-             workers=int(os.environ.get("VMOP_WORKERS", "4")))
+             workers=int(os.environ["VMOP_WORKERS"]))
 kd = tempfile.mkdtemp(prefix="vmop-bench-latency-kube.")
 rc = 0
 try:

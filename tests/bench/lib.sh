@@ -28,6 +28,9 @@
 #                               the Secret applied before), and each VM's latency (its POST -> its ready event)
 #                               is reported: lat_p50_s, lat_p90_s, lat_p99_s, lat_max_s
 
+# vmop's --workers: its own default unless set (the devenv alone starts it with 8)
+export VMOP_WORKERS=${VMOP_WORKERS:-4}
+
 bench_now_ms() { date +%s%3N; }
 
 bench_up() { # dir

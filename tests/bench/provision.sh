@@ -14,7 +14,6 @@ BENCH_ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 N=${1:-${BENCH_N:-200}}
 WAIT_S=${BENCH_WAIT_S:-$((60 + N))}
 export VMOP_BUILD_DIR=${VMOP_BUILD_DIR:-$BENCH_ROOT/build-dev}
-export VMOP_WORKERS=${VMOP_WORKERS:-4} # vmop's own default (the devenv's is 8)
 DIR=$(mktemp -d /tmp/vmop-bench.XXXXXX)
 trap 'bench_down "$DIR"' EXIT
 

@@ -37,7 +37,6 @@ RUNS=${2:-${BENCH_RUNS:-3}}
 WAIT_S=${BENCH_WAIT_S:-$((60 + N))}
 OUT=${BENCH_OUT:-/tmp/vmop-bench-side-by-side.json}
 export VMOP_BUILD_DIR=${VMOP_BUILD_DIR:-$BENCH_ROOT/build-dev}
-export VMOP_WORKERS=${VMOP_WORKERS:-4} # vmop's own default; devenv-configure passes it as --workers
 # The same concurrency: the floor runs as many creates at once as vmop may (its create slots).
 if [ -n "${VMOP_MAX_CREATES:-}" ]; then
     CREATES=$VMOP_MAX_CREATES
